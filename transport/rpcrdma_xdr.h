@@ -1,0 +1,181 @@
+/*
+ * RPC-over-RDMA Version One transport header codec (RFC 8166 s5).
+ *
+ * Pure functions over caller-owned buffers: no device, no allocation, no
+ * global state.  Every decoder checks the bounds before it reads; every
+ * encoder checks the space before it writes.
+ *
+ * Wire grammar (RFC 8166 s5.7 notation: P position, H handle, L length,
+ * OO 64-bit offset, 1/0 optional-data discriminators, N counts):
+ *
+ *   prefix:       xid vers credits proc
+ *   read list:    { 1 PHLOO } 0
+ *   write list:   { 1 N { HLOO }N } 0
+ *   reply chunk:  0 | 1 N { HLOO }N
+ *   RDMA_MSG:     prefix read-list write-list reply-chunk payload...
+ *   RDMA_NOMSG:   prefix read-list write-list reply-chunk
+ *   RDMA_ERROR:   prefix err [ vers_low vers_high ]     (when err == ERR_VERS)
+ */
+#ifndef TRANSPORT_RPCRDMA_XDR_H
+#define TRANSPORT_RPCRDMA_XDR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define RPCRDMA_VERSION 1
+
+/* RFC 8166 s5.1.2, s5.1.3: header types ("procedures"). */
+enum rpcrdma_proc {
+	RDMA_MSG = 0,
+	RDMA_NOMSG = 1,
+	RDMA_MSGP = 2,		/* reserved, s5.6.1 */
+	RDMA_DONE = 3,		/* reserved, s5.6.2 */
+	RDMA_ERROR = 4,
+};
+
+/* RFC 8166 s5.1.3: rpcrdma1_errcode. */
+enum rpcrdma_errcode {
+	RDMA_ERR_VERS = 1,
+	RDMA_ERR_BADHEADER = 2,	/* "ERR_CHUNK" in RFC 5666 */
+};
+
+/* Octets in the four fixed fields (s5.2). */
+#define RPCRDMA_PREFIX_LEN 16
+/* Smallest RDMA_MSG/RDMA_NOMSG header: prefix plus three empty lists. */
+#define RPCRDMA_HDR_MIN (RPCRDMA_PREFIX_LEN + 12)
+/* Octets of an encoded plain segment (HLOO) and read segment (PHLOO). */
+#define RPCRDMA_SEGMENT_LEN 16
+#define RPCRDMA_READ_SEGMENT_LEN 20
+
+/*
+ * Decoding limits.  A header that carries more than these is answered with
+ * RDMA_ERROR/BADHEADER rather than truncated.  They are far above what any
+ * known peer sends (Linux xprtrdma uses at most 16 segments per header).
+ */
+#define RPCRDMA_MAX_READ_SEGS 64
+#define RPCRDMA_MAX_WRITE_CHUNKS 8
+#define RPCRDMA_MAX_WRITE_SEGS 64	/* over all Write chunks together */
+#define RPCRDMA_MAX_REPLY_SEGS 64
+
+/* RFC 8166 s4.4.3: rpcrdma1_segment. */
+struct rpcrdma_segment {
+	uint32_t handle;
+	uint32_t length;
+	uint64_t offset;
+};
+
+/* RFC 8166 s4.4.5: rpcrdma1_read_segment. */
+struct rpcrdma_read_segment {
+	uint32_t position;
+	struct rpcrdma_segment target;
+};
+
+/* One Write chunk (s4.4.6): nsegs entries of hdr->wsegs from first. */
+struct rpcrdma_write_chunk {
+	unsigned int first;
+	unsigned int nsegs;
+};
+
+/* A transport header, decoded or to be encoded. */
+struct rpcrdma_hdr {
+	uint32_t xid;
+	uint32_t vers;
+	uint32_t credits;
+	uint32_t proc;
+
+	/* RDMA_MSG and RDMA_NOMSG */
+	unsigned int nreads;
+	struct rpcrdma_read_segment reads[RPCRDMA_MAX_READ_SEGS];
+	unsigned int nwrites;
+	struct rpcrdma_write_chunk writes[RPCRDMA_MAX_WRITE_CHUNKS];
+	unsigned int nwsegs;
+	struct rpcrdma_segment wsegs[RPCRDMA_MAX_WRITE_SEGS];
+	bool has_reply;
+	unsigned int nreply;
+	struct rpcrdma_segment reply[RPCRDMA_MAX_REPLY_SEGS];
+
+	/* RDMA_ERROR */
+	uint32_t err;
+	uint32_t vers_low;
+	uint32_t vers_high;
+
+	/* Set by decode and encode: octets of transport header. */
+	size_t hdrlen;
+};
+
+/* XDR round-up (RFC 4506 s3; RFC 8166 s3.1.4.2). */
+static inline uint32_t
+rpcrdma_xdr_roundup(uint32_t n)
+{
+	return (n + 3u) & ~3u;
+}
+
+/*
+ * Decode a received transport header.
+ *
+ * Returns 0 when the header is well formed; then hdr->hdrlen is where the
+ * payload starts (RDMA_MSG).  Otherwise a negative errno says what to do:
+ *   -EMSGSIZE        fewer than RPCRDMA_PREFIX_LEN octets: nothing is
+ *                    known, not even the XID; drop the message.
+ *   -EPROTONOSUPPORT rdma_vers is not 1: answer RDMA_ERROR/ERR_VERS
+ *                    (s5.5.1).  hdr->xid and hdr->vers are valid.
+ *   -EBADMSG         anything else malformed: an unknown or reserved
+ *                    procedure (RDMA_MSGP, RDMA_DONE), a truncated list,
+ *                    more segments than the limits above, a read position
+ *                    that is not a multiple of four or that decreases, an
+ *                    RDMA_NOMSG with neither a position-zero Read chunk nor
+ *                    a Reply chunk, an RDMA_ERROR with an unknown code:
+ *                    answer RDMA_ERROR/BADHEADER (s5.5.2), except that a
+ *                    malformed RDMA_ERROR is silently dropped (s5.5).
+ *                    hdr->xid and hdr->vers are valid.
+ */
+int rpcrdma_hdr_decode(const void *buf, size_t len, struct rpcrdma_hdr *hdr);
+
+/*
+ * Encode a whole header (prefix, then the lists or the error body chosen
+ * by hdr->proc).  Returns the number of octets written, or -ENOSPC when
+ * len is too small, or -EINVAL when hdr does not describe a valid header.
+ * Sets hdr->hdrlen.
+ */
+ssize_t rpcrdma_hdr_encode(void *buf, size_t len, struct rpcrdma_hdr *hdr);
+
+/*
+ * Element encoders, one per XDR item.  Each writes at p, never past end,
+ * and returns the position after what it wrote, or NULL when it does not
+ * fit.  They compose: rpcrdma_hdr_encode() is built from them.
+ */
+uint8_t *rpcrdma_encode_prefix(uint8_t *p, const uint8_t *end, uint32_t xid,
+			       uint32_t vers, uint32_t credits, uint32_t proc);
+uint8_t *rpcrdma_encode_segment(uint8_t *p, const uint8_t *end,
+				const struct rpcrdma_segment *seg);
+uint8_t *rpcrdma_encode_read_list(uint8_t *p, const uint8_t *end,
+				  const struct rpcrdma_read_segment *segs,
+				  unsigned int nsegs);
+uint8_t *rpcrdma_encode_write_chunk(uint8_t *p, const uint8_t *end,
+				    const struct rpcrdma_segment *segs,
+				    unsigned int nsegs);
+/* A Write list of nchunks chunks whose segments are taken from segs. */
+uint8_t *rpcrdma_encode_write_list(uint8_t *p, const uint8_t *end,
+				   const struct rpcrdma_write_chunk *chunks,
+				   unsigned int nchunks,
+				   const struct rpcrdma_segment *segs);
+/* present == false encodes the absent discriminator (a single zero). */
+uint8_t *rpcrdma_encode_reply_chunk(uint8_t *p, const uint8_t *end,
+				    bool present,
+				    const struct rpcrdma_segment *segs,
+				    unsigned int nsegs);
+
+/*
+ * An RDMA_ERROR for a failed request (s5.5): same XID and version as the
+ * request, ERR_VERS carrying the supported range 1..1, or BADHEADER.
+ * Returns octets written or -ENOSPC.
+ */
+ssize_t rpcrdma_encode_error(void *buf, size_t len, uint32_t xid,
+			     uint32_t vers, uint32_t credits, uint32_t err);
+
+/* The name of a procedure, for logs ("RDMA_MSG", ..., "unknown"). */
+const char *rpcrdma_proc_name(uint32_t proc);
+
+#endif
