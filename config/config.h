@@ -206,8 +206,8 @@ enum shim_action shim_config_client_action(const struct shim_config *cfg,
  * The same for a server listening on local (a wildcard listener has the
  * address 0.0.0.0 or ::).  The server cannot know programs when it
  * listens, so every rule with a program or version criterion is skipped,
- * the built-in rpcbind rule included: the first address/port rule that
- * matches decides, else "rdma".
+ * the built-in rpcbind rule included: the first of the remaining rules
+ * (address, port or no criteria) that matches decides, else "rdma".
  */
 enum shim_action shim_config_server_action(const struct shim_config *cfg,
 					   const struct sockaddr *local,
