@@ -1,0 +1,228 @@
+/*
+ * rpcrdma-shim: per-program configuration (see rpcrdma-shim.conf(5)).
+ *
+ * Pure C, no RDMA.  A configuration is built once, at start-up:
+ *
+ *	struct shim_config cfg;
+ *
+ *	shim_config_load(&cfg, program_invocation_short_name);
+ *	shim_log_open(&cfg, program_invocation_short_name);
+ *	shim_log_config_messages(&cfg);
+ *
+ * and is only read afterwards, so any thread may query it without a lock.
+ *
+ * The parser never prints: every problem becomes one message kept in the
+ * object (see struct shim_config_msg), and a configuration with an error
+ * is marked bad.  What the fields mean for the caller (the query functions
+ * below never look at enable, mode or bad):
+ *
+ *	!enable                  pass everything to libtirpc untouched
+ *	bad, mode != REQUIRE     pass everything to libtirpc untouched (TCP)
+ *	bad, mode == REQUIRE     client and server creates fail
+ *	mode == TCP_ONLY         TCP; RDMA is never tried
+ *	otherwise                the rules choose per transport; where they
+ *	                         choose RDMA and it fails, PREFER falls back to
+ *	                         TCP and REQUIRE fails the create.  A rule that
+ *	                         chooses TCP is obeyed in every mode.
+ */
+#ifndef CONFIG_CONFIG_H
+#define CONFIG_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+/* Where the system-wide files live; the search order is in shim_config_load. */
+#define SHIM_CONFIG_SYSDIR "/etc/rpcrdma-shim"
+/* Every key KEY is also read from the environment as RPCRDMA_SHIM_<KEY>. */
+#define SHIM_CONFIG_ENV_PREFIX "RPCRDMA_SHIM_"
+/* Names an explicit file; the only RPCRDMA_SHIM_ variable that is no key. */
+#define SHIM_CONFIG_ENV_FILE "RPCRDMA_SHIM_CONFIG"
+
+/* Built-in defaults (inline size and connect timeout come from meson). */
+#define SHIM_CONFIG_DEFAULT_CREDITS 32u
+#define SHIM_CONFIG_DEFAULT_NEGATIVE_CACHE_S 60u
+#define SHIM_CONFIG_DEFAULT_MAX_MSG (64ull << 20)
+
+/* Longest path kept for the file read and for log = <path>. */
+#define SHIM_CONFIG_PATH_MAX 4096
+/* Messages kept; further ones are only counted (a wrong file can be huge). */
+#define SHIM_CONFIG_MAX_MESSAGES 64
+
+enum shim_mode {
+	SHIM_MODE_PREFER_RDMA,	/* try RDMA, fall back to TCP */
+	SHIM_MODE_REQUIRE_RDMA,	/* try RDMA, fail rather than use TCP */
+	SHIM_MODE_TCP_ONLY,	/* never try RDMA */
+};
+
+enum shim_action {
+	SHIM_ACTION_RDMA,
+	SHIM_ACTION_TCP,
+};
+
+/* Ordered: a message is shown when its level is <= the configured one. */
+enum shim_log_level {
+	SHIM_LOG_ERROR,
+	SHIM_LOG_WARN,
+	SHIM_LOG_INFO,
+	SHIM_LOG_DEBUG,
+};
+
+enum shim_log_dest {
+	SHIM_LOG_TO_STDERR,
+	SHIM_LOG_TO_SYSLOG,
+	SHIM_LOG_TO_FILE,
+};
+
+/*
+ * One "rule = <rdma|tcp> [program P[,P...]] [version V|V-W]
+ * [address A[/LEN]] [port N]".  Criteria are ANDed; a rule without any
+ * matches everything.  IPv4-mapped IPv6 addresses are kept (and matched)
+ * as IPv4.  Ports are TCP ports, before any port_map.
+ */
+struct shim_rule {
+	enum shim_action action;
+	uint32_t *progs;	/* nprogs program numbers; none: any */
+	size_t nprogs;
+	bool has_vers;
+	uint32_t vers_min, vers_max;
+	bool has_addr;
+	sa_family_t family;	/* AF_INET or AF_INET6 */
+	uint8_t addr[16];	/* network order; 4 bytes for AF_INET */
+	unsigned int prefix_len;
+	bool has_port;
+	uint16_t port;
+	char *text;		/* the rule as written, e.g. "tcp program 100000" */
+	char *origin;		/* "<file>:<line>", "environment", "built-in", "default" */
+};
+
+/* "port_map = TCP:RDMA". */
+struct shim_port_map {
+	uint16_t tcp_port;
+	uint16_t rdma_port;
+};
+
+struct shim_config_msg {
+	enum shim_log_level level;	/* SHIM_LOG_ERROR or SHIM_LOG_WARN */
+	/*
+	 * "<file>:<line>: <key> = <value>: <what is allowed>" or
+	 * "environment: RPCRDMA_SHIM_<KEY>=<value>: <what is allowed>";
+	 * no "rpcrdma-shim:" prefix (the logger adds its own) and no newline.
+	 */
+	char *text;
+};
+
+struct shim_config {
+	bool enable;
+	enum shim_mode mode;
+	uint32_t inline_send;		/* bytes */
+	uint32_t inline_recv;		/* bytes */
+	uint32_t credits;
+	uint32_t connect_timeout_ms;
+	uint32_t negative_cache_s;	/* 0: no negative cache */
+	uint64_t max_reply;		/* bytes */
+	uint64_t max_call;		/* bytes */
+	bool remote_invalidate;
+	enum shim_log_level log_level;
+	enum shim_log_dest log_dest;
+	char log_path[SHIM_CONFIG_PATH_MAX];	/* for SHIM_LOG_TO_FILE */
+
+	/* User rules, environment ones first; the built-ins are not here. */
+	struct shim_rule *rules;
+	size_t nrules;
+	/* Port maps, environment ones first; the first for a TCP port wins. */
+	struct shim_port_map *port_maps;
+	size_t nport_maps;
+
+	char source[SHIM_CONFIG_PATH_MAX];	/* the file read, or "" */
+	bool bad;			/* at least one error */
+	unsigned int n_errors;		/* every error, kept or not */
+	struct shim_config_msg *msgs;	/* errors and warnings, in order */
+	size_t nmsgs;			/* at most SHIM_CONFIG_MAX_MESSAGES */
+	size_t msgs_dropped;		/* messages beyond that, only counted */
+
+	/* Private bookkeeping of the parser. */
+	size_t env_rules_, env_port_maps_;	/* how many come from the environment */
+	uint32_t env_keys_;			/* keys set by the environment */
+};
+
+/* Known keys as written in a file, in documentation order; NULL-terminated. */
+extern const char *const shim_config_keys[];
+/* Every RPCRDMA_SHIM_* variable read, SHIM_CONFIG_ENV_FILE first; NULL-terminated. */
+extern const char *const shim_config_env_names[];
+
+/* The defaults of rpcrdma-shim.conf(5); nothing allocated. */
+void shim_config_init_defaults(struct shim_config *cfg);
+
+/*
+ * Initialize *cfg with the defaults, read the first file that exists of
+ *
+ *   1. $RPCRDMA_SHIM_CONFIG (missing: one warning, the search goes on)
+ *   2. ${XDG_CONFIG_HOME:-$HOME/.config}/rpcrdma-shim/<progname>.conf
+ *   3. SHIM_CONFIG_SYSDIR/<progname>.conf
+ *   4. SHIM_CONFIG_SYSDIR/default.conf
+ *
+ * then apply the RPCRDMA_SHIM_* environment.  Steps 2 and 3 are skipped
+ * when progname is NULL, empty, "." or "..", or contains a '/'.  Every
+ * variable is read with secure_getenv(): a setuid or setgid program reads
+ * files 3 and 4 only.  No file at all is not an error.  Returns the number
+ * of errors (cfg->n_errors); *cfg must be released with shim_config_free.
+ */
+int shim_config_load(struct shim_config *cfg, const char *progname);
+
+/* As shim_config_load, with sysdir in place of SHIM_CONFIG_SYSDIR. */
+int shim_config_load_dir(struct shim_config *cfg, const char *progname,
+			 const char *sysdir);
+
+/*
+ * Parse one file into *cfg (already initialized) and record it as the
+ * source.  A file that cannot be read is an error here.  Keys the
+ * environment has set keep their value.  Returns the errors found.
+ */
+int shim_config_parse_file(struct shim_config *cfg, const char *path);
+
+/*
+ * Apply the RPCRDMA_SHIM_* entries of envp ("NAME=value", NULL-terminated;
+ * other names are ignored, an empty value counts as unset).  The
+ * environment wins over any file whichever is parsed first, and its rules
+ * and port maps go before the file's.  Returns the errors found.
+ */
+int shim_config_parse_env(struct shim_config *cfg, char *const *envp);
+
+/*
+ * What a client create for prog/vers to peer should use: the first user
+ * rule that matches, else the built-in "tcp program 100000" (rpcbind),
+ * else the default "rdma".  *why (if why is not NULL) is set to the rule
+ * that decided; it is never NULL and lives as long as *cfg.  peer may be
+ * NULL or of another family: then address and port criteria do not match.
+ */
+enum shim_action shim_config_client_action(const struct shim_config *cfg,
+					   uint32_t prog, uint32_t vers,
+					   const struct sockaddr *peer,
+					   const struct shim_rule **why);
+
+/*
+ * The same for a server listening on local (a wildcard listener has the
+ * address 0.0.0.0 or ::).  The server cannot know programs when it
+ * listens, so every rule with a program or version criterion is skipped,
+ * the built-in rpcbind rule included: the first of the remaining rules
+ * (address, port or no criteria) that matches decides, else "rdma".
+ */
+enum shim_action shim_config_server_action(const struct shim_config *cfg,
+					   const struct sockaddr *local,
+					   const struct shim_rule **why);
+
+/* The RDMA port for a TCP port: the first port_map for it, else the same. */
+uint16_t shim_config_rdma_port(const struct shim_config *cfg,
+			       uint16_t tcp_port);
+
+/* "prefer-rdma", "rdma", "warn", ... as written in the file. */
+const char *shim_config_mode_name(enum shim_mode mode);
+const char *shim_config_action_name(enum shim_action action);
+const char *shim_config_log_level_name(enum shim_log_level level);
+
+/* Release what *cfg holds and leave the defaults in it. */
+void shim_config_free(struct shim_config *cfg);
+
+#endif
