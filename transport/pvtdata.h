@@ -60,7 +60,10 @@ bool rpcrdma_cmp_decode(const void *buf, size_t len,
 /*
  * Inline thresholds of one end of a connection (s4.2): what it may send is
  * min(own send, peer receive); what it may receive is min(peer send, own
- * receive).  The same rule serves client and server.
+ * receive).  The same rule serves client and server.  Every size is taken
+ * as it is advertised, rounded and clamped as by rpcrdma_cmp_size_encode(),
+ * so that both ends compute the same thresholds.  A peer that sent no
+ * private data is passed as the defaults rpcrdma_cmp_decode() fills in.
  */
 void rpcrdma_cmp_thresholds(const struct rpcrdma_cm_pdata *local,
 			    const struct rpcrdma_cm_pdata *peer,

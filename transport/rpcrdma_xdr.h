@@ -120,16 +120,29 @@ rpcrdma_xdr_roundup(uint32_t n)
  *   -EMSGSIZE        fewer than RPCRDMA_PREFIX_LEN octets: nothing is
  *                    known, not even the XID; drop the message.
  *   -EPROTONOSUPPORT rdma_vers is not 1: answer RDMA_ERROR/ERR_VERS
- *                    (s5.5.1).  hdr->xid and hdr->vers are valid.
+ *                    (s5.5.1), unless hdr->proc is RDMA_ERROR: an error
+ *                    is never answered with an error (s5.5: a receiver
+ *                    discards an RDMA_ERROR it cannot decode).
  *   -EBADMSG         anything else malformed: an unknown or reserved
  *                    procedure (RDMA_MSGP, RDMA_DONE), a truncated list,
- *                    more segments than the limits above, a read position
- *                    that is not a multiple of four or that decreases, an
- *                    RDMA_NOMSG with neither a position-zero Read chunk nor
- *                    a Reply chunk, an RDMA_ERROR with an unknown code:
- *                    answer RDMA_ERROR/BADHEADER (s5.5.2), except that a
+ *                    an optional-data discriminator other than 0 or 1
+ *                    (an XDR bool, RFC 4506 s4.4), more segments than the
+ *                    limits above, a read position that is not a multiple
+ *                    of four or that decreases, an RDMA_NOMSG with neither
+ *                    a position-zero Read chunk nor a Reply chunk, an
+ *                    RDMA_ERROR with an unknown code: answer
+ *                    RDMA_ERROR/BADHEADER (s5.5.2), except that a
  *                    malformed RDMA_ERROR is silently dropped (s5.5).
- *                    hdr->xid and hdr->vers are valid.
+ * Whenever len >= RPCRDMA_PREFIX_LEN, the four prefix fields (hdr->xid,
+ * vers, credits, proc) are valid, whatever the result.
+ *
+ * Never reads past buf + len.  The payload is not examined: that an
+ * RDMA_MSG carries one and that its XID matches rdma_xid (s5.5.2) is for
+ * the caller to check, as is the credit value (a granted value of zero is
+ * not allowed, s4.3.1, but only the caller knows whether this is a call
+ * or a reply).  Octets after the header of an RDMA_NOMSG or RDMA_ERROR
+ * are ignored.  Counted Write and Reply chunks with zero segments are
+ * accepted.  A header that is accepted re-encodes to the same octets.
  */
 int rpcrdma_hdr_decode(const void *buf, size_t len, struct rpcrdma_hdr *hdr);
 
@@ -138,18 +151,32 @@ int rpcrdma_hdr_decode(const void *buf, size_t len, struct rpcrdma_hdr *hdr);
  * by hdr->proc).  Returns the number of octets written, or -ENOSPC when
  * len is too small, or -EINVAL when hdr does not describe a valid header.
  * Sets hdr->hdrlen.
+ *
+ * Valid means what rpcrdma_hdr_decode() accepts, plus the layout it
+ * produces: RDMA_MSG/RDMA_NOMSG with vers 1, counts within the limits,
+ * read positions multiples of four and non-decreasing, hdr->writes[]
+ * covering hdr->wsegs[0..nwsegs) in order (chunk i starts where chunk
+ * i - 1 ends), nreply == 0 when !has_reply, and for RDMA_NOMSG a
+ * position-zero Read chunk or a Reply chunk; or RDMA_ERROR (any vers: an
+ * error echoes the version of the failing message, s5.5) with err
+ * RDMA_ERR_VERS (vers_low..vers_high) or RDMA_ERR_BADHEADER.
  */
 ssize_t rpcrdma_hdr_encode(void *buf, size_t len, struct rpcrdma_hdr *hdr);
 
 /*
  * Element encoders, one per XDR item.  Each writes at p, never past end,
  * and returns the position after what it wrote, or NULL when it does not
- * fit.  They compose: rpcrdma_hdr_encode() is built from them.
+ * fit.  A NULL p (an earlier step did not fit) gives NULL again, so calls
+ * chain and one test at the end suffices.  They do not validate the
+ * values (rpcrdma_hdr_encode() does).  They compose: rpcrdma_hdr_encode()
+ * is built from them.
  */
 uint8_t *rpcrdma_encode_prefix(uint8_t *p, const uint8_t *end, uint32_t xid,
 			       uint32_t vers, uint32_t credits, uint32_t proc);
 uint8_t *rpcrdma_encode_segment(uint8_t *p, const uint8_t *end,
 				const struct rpcrdma_segment *seg);
+uint8_t *rpcrdma_encode_read_segment(uint8_t *p, const uint8_t *end,
+				     const struct rpcrdma_read_segment *rseg);
 uint8_t *rpcrdma_encode_read_list(uint8_t *p, const uint8_t *end,
 				  const struct rpcrdma_read_segment *segs,
 				  unsigned int nsegs);
@@ -170,12 +197,85 @@ uint8_t *rpcrdma_encode_reply_chunk(uint8_t *p, const uint8_t *end,
 /*
  * An RDMA_ERROR for a failed request (s5.5): same XID and version as the
  * request, ERR_VERS carrying the supported range 1..1, or BADHEADER.
- * Returns octets written or -ENOSPC.
+ * Returns octets written, -ENOSPC, or -EINVAL for an unknown err.
  */
 ssize_t rpcrdma_encode_error(void *buf, size_t len, uint32_t xid,
 			     uint32_t vers, uint32_t credits, uint32_t err);
 
 /* The name of a procedure, for logs ("RDMA_MSG", ..., "unknown"). */
 const char *rpcrdma_proc_name(uint32_t proc);
+
+/*
+ * Read chunks of a call (RFC 8166 s4.4.5): the segments of hdr->reads
+ * grouped by position.  The chunk's data is the concatenation, in list
+ * order, of its nsegs segments starting at hdr->reads[first]; length is
+ * the sum of their lengths (up to 64 x 4 GiB, hence 64 bits).
+ */
+struct rpcrdma_read_chunk {
+	uint32_t position;
+	unsigned int first;
+	unsigned int nsegs;
+	uint64_t length;
+};
+
+/*
+ * Group the Read list into chunks, in list order (s4.4.5, s5.3.1).
+ * Returns the number of chunks (0 for an empty list), -EBADMSG when the
+ * list is not a valid sequence of chunks (more than RPCRDMA_MAX_READ_SEGS
+ * segments, a position that is not a multiple of four, segments of one
+ * chunk not adjacent in the list, positions not increasing from chunk to
+ * chunk), or -ENOSPC when there are more than max chunks.  A header that
+ * rpcrdma_hdr_decode() accepted never gives -EBADMSG.
+ *
+ * A position-zero chunk, if any, is chunks[0]: it carries the whole call
+ * (a Long Call, s4.5.3).  Any further chunks then hold data items reduced
+ * out of that call, and their positions count octets of the call carried
+ * in chunks[0], not of the inline payload (there is none in RDMA_NOMSG).
+ */
+int rpcrdma_read_chunks(const struct rpcrdma_hdr *hdr,
+			struct rpcrdma_read_chunk *chunks, unsigned int max);
+
+/*
+ * Octets of the rebuilt Payload stream: inline_len plus each chunk's
+ * length rounded up to a multiple of four (s4.4.5.1).  The result of
+ * rpcrdma_read_rebuild() when that succeeds.
+ */
+uint64_t rpcrdma_read_rebuild_len(size_t inline_len,
+				  const struct rpcrdma_read_chunk *chunks,
+				  unsigned int nchunks);
+
+/*
+ * Rebuild a call's Payload stream (s4.4.5, s4.4.5.1, s4.4.5.2): copy the
+ * reduced inline payload to out, inserting each chunk's data at its
+ * position.  'data' holds the chunks' data contiguously, chunk after
+ * chunk, each exactly chunks[i].length octets (what the RDMA Reads
+ * fetched; NULL is fine when every length is zero).
+ *
+ * A chunk whose length is not a multiple of four is followed by zero
+ * octets up to the next multiple (XDR round-up): the requester may omit
+ * that padding (s4.4.5.1), and it is not in the inline payload either
+ * (the requester removed it with the data item).  A chunk whose length
+ * already includes its padding gets none.
+ *
+ * Positions count octets of the rebuilt stream, which is the original,
+ * unreduced Payload stream (s4.4.5: "computed from the beginning of the
+ * Payload stream"): the position of a later chunk already includes the
+ * earlier chunks and their padding.  Positions must be multiples of four.
+ *
+ * Returns the rebuilt length (rpcrdma_read_rebuild_len()), -EBADMSG when a
+ * position does not fit (not a multiple of four, before the end of the
+ * previous chunk, or beyond the inline data that is left), or -ENOSPC
+ * when outlen is too small.  Checks everything before it writes: on
+ * error out is untouched.
+ *
+ * A position-zero chunk (a Long Call, s4.5.3) is the degenerate case:
+ * everything comes from data.  When such a chunk is followed by further
+ * chunks, call this with chunks[0]'s data as inline_payload and the
+ * remaining chunks (see rpcrdma_read_chunks()).
+ */
+ssize_t rpcrdma_read_rebuild(void *out, size_t outlen,
+			     const void *inline_payload, size_t inline_len,
+			     const struct rpcrdma_read_chunk *chunks,
+			     unsigned int nchunks, const void *data);
 
 #endif
