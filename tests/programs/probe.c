@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <rpc/rpc.h>
@@ -30,6 +31,24 @@ next_sym(const char *name, void **fn)
 	if (!*fn) {
 		fprintf(stderr, "rpctest-probe: no next %s: %s\n", name, dlerror());
 		abort();
+	}
+}
+
+/* The address family of a netbuf holding a sockaddr, as a word. */
+static const char *
+family_name(const struct netbuf *nb)
+{
+	if (!nb || !nb->buf || nb->len < sizeof(sa_family_t))
+		return "none";
+	switch (((const struct sockaddr *)nb->buf)->sa_family) {
+	case AF_LOCAL:
+		return "local";
+	case AF_INET:
+		return "inet";
+	case AF_INET6:
+		return "inet6";
+	default:
+		return "other";
 	}
 }
 
@@ -59,8 +78,8 @@ clnt_vc_create(const int fd, const struct netbuf *raddr, const rpcprog_t prog,
 	char line[96];
 
 	next_sym("clnt_vc_create", (void **)&next);
-	probe_log(line, snprintf(line, sizeof(line), "clnt_vc_create prog=0x%lx vers=%lu\n",
-				 (unsigned long)prog, (unsigned long)vers));
+	probe_log(line, snprintf(line, sizeof(line), "clnt_vc_create prog=0x%lx vers=%lu af=%s\n",
+				 (unsigned long)prog, (unsigned long)vers, family_name(raddr)));
 	return next(fd, raddr, prog, vers, sendsz, recvsz);
 }
 
