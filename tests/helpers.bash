@@ -3,7 +3,7 @@
 #     load ../helpers
 #
 # Paths come from the environment meson sets for `meson test`:
-#   RPCRDMA_SHIM_LIB   absolute path of the built librpcrdma_shim.so
+#   RPCRDMA_TEST_SHIM_LIB   absolute path of the built librpcrdma_shim.so
 #   RPCTEST_BIN_DIR    directory holding rpctest-server and rpctest-client
 #   RPCTEST_PROBE_LIB  the test probe library (tests/programs/probe.c)
 #   RPCRDMA_SRC_DIR    source tree
@@ -28,9 +28,9 @@ if [[ -z ${RPCRDMA_BUILD_DIR:-} ]]; then
 	fi
 fi
 : "${RPCTEST_BIN_DIR:=$RPCRDMA_BUILD_DIR/tests/programs}"
-: "${RPCRDMA_SHIM_LIB:=$RPCRDMA_BUILD_DIR/shim/librpcrdma_shim.so}"
+: "${RPCRDMA_TEST_SHIM_LIB:=$RPCRDMA_BUILD_DIR/shim/librpcrdma_shim.so}"
 : "${RPCTEST_PROBE_LIB:=$RPCTEST_BIN_DIR/librpctest_probe.so}"
-export RPCRDMA_SRC_DIR RPCRDMA_BUILD_DIR RPCTEST_BIN_DIR RPCRDMA_SHIM_LIB RPCTEST_PROBE_LIB
+export RPCRDMA_SRC_DIR RPCRDMA_BUILD_DIR RPCTEST_BIN_DIR RPCRDMA_TEST_SHIM_LIB RPCTEST_PROBE_LIB
 
 RPCTEST_SERVER=$RPCTEST_BIN_DIR/rpctest-server
 RPCTEST_CLIENT=$RPCTEST_BIN_DIR/rpctest-client
@@ -53,7 +53,7 @@ RPCBIND_PID=
 # The programs and the library must have been built.
 require_build() {
 	local f
-	for f in "$RPCTEST_SERVER" "$RPCTEST_CLIENT" "$RPCRDMA_SHIM_LIB"; do
+	for f in "$RPCTEST_SERVER" "$RPCTEST_CLIENT" "$RPCRDMA_TEST_SHIM_LIB"; do
 		[[ -x $f || -f $f ]] ||
 			fail "$f is missing: build first (meson setup build && ninja -C build), or set RPCRDMA_BUILD_DIR"
 	done
@@ -146,7 +146,7 @@ _launch_prefix() {
 	local -a envs=()
 	while (($#)); do
 		case $1 in
-		--shim) preload+="${preload:+:}$RPCRDMA_SHIM_LIB"; shift; n=$((n + 1)) ;;
+		--shim) preload+="${preload:+:}$RPCRDMA_TEST_SHIM_LIB"; shift; n=$((n + 1)) ;;
 		--preload) preload+="${preload:+:}$2"; shift 2; n=$((n + 2)) ;;
 		--env) envs+=("$2"); shift 2; n=$((n + 2)) ;;
 		--ns) ns=$2; shift 2; n=$((n + 2)) ;;

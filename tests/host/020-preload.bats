@@ -15,13 +15,13 @@ OPS=null,echo,sink,source,mixed
 # NAME resolves to the shim's definition.
 tirpc_binds_to_shim() {
 	local name=$1 file=$2
-	grep -qF "libtirpc.so.3 [0] to $RPCRDMA_SHIM_LIB [0]: normal symbol \`$name'" "$file" ||
-		fail "$file: libtirpc's $name is not bound to $RPCRDMA_SHIM_LIB:
+	grep -qF "libtirpc.so.3 [0] to $RPCRDMA_TEST_SHIM_LIB [0]: normal symbol \`$name'" "$file" ||
+		fail "$file: libtirpc's $name is not bound to $RPCRDMA_TEST_SHIM_LIB:
 $(grep -F "\`$name'" "$file")"
 }
 
 @test "the library exports exactly clnt_vc_create and svc_vc_create" {
-	run nm -D --defined-only "$RPCRDMA_SHIM_LIB"
+	run nm -D --defined-only "$RPCRDMA_TEST_SHIM_LIB"
 	assert_success
 	local names
 	names=$(awk 'NF >= 3 { print $3 }' <<<"$output" | sort | tr '\n' ' ')
@@ -115,7 +115,7 @@ $(grep -F "\`$name'" "$file")"
 @test "rpcinfo works under the shim (AF_LOCAL and TCP to rpcbind)" {
 	ensure_rpcbind
 	local probe=$BATS_TEST_TMPDIR/probe.log
-	local -a pre=(env "LD_PRELOAD=$RPCRDMA_SHIM_LIB:$RPCTEST_PROBE_LIB" "RPCTEST_PROBE_LOG=$probe")
+	local -a pre=(env "LD_PRELOAD=$RPCRDMA_TEST_SHIM_LIB:$RPCTEST_PROBE_LIB" "RPCTEST_PROBE_LOG=$probe")
 
 	# rpcinfo -p and plain rpcinfo talk to rpcbind over its AF_LOCAL socket,
 	# through clnt_vc_create: the shim must hand that to libtirpc.
