@@ -14,6 +14,7 @@
 # Everything a test starts (servers, rpcbind) is recorded and stopped in
 # teardown, also when the test failed; every wait is bounded.
 
+bats_require_minimum_version 1.5.0
 bats_load_library bats-support
 bats_load_library bats-assert
 

@@ -129,11 +129,12 @@ $(grep -F "\`$name'" "$file")"
 	assert_line "clnt_vc_create prog=0x186a0 vers=2 af=local"
 	assert_line "clnt_vc_create prog=0x186a0 vers=3 af=local"
 
-	# A NULL call over TCP to a server registered through the shim.
+	# A NULL call over TCP to a server registered through the shim.  The
+	# shim's decision line goes to stderr; rpcinfo's answer to stdout.
 	local prog
 	prog=$(unique_prog)
 	start_server --shim -P "$prog"
-	run timeout 30 "${pre[@]}" rpcinfo -t 127.0.0.1 "$((prog))" 1
+	run --separate-stderr timeout 30 "${pre[@]}" rpcinfo -t 127.0.0.1 "$((prog))" 1
 	assert_success
 	assert_output "program $((prog)) version 1 ready and waiting"
 	stop_server
