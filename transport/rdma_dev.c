@@ -64,6 +64,13 @@ rdma_dev_put(struct rdma_dev *dev)
 				break;
 			}
 		}
+		while (dev->idle) {
+			struct rdma_pbuf *pb = dev->idle;
+
+			dev->idle = pb->next;
+			rdma_buf_free(&pb->buf);
+			free(pb);
+		}
 		ibv_dealloc_pd(dev->pd);
 		free(dev);
 	}
@@ -102,4 +109,73 @@ rdma_buf_free(struct rdma_buf *buf)
 	if (buf->addr)
 		munmap(buf->addr, buf->len);
 	memset(buf, 0, sizeof(*buf));
+}
+
+/* Powers of two up to 1 MiB, then whole MiB: few classes, little waste. */
+static size_t
+pool_class(size_t len)
+{
+	size_t c = RDMA_POOL_MIN;
+
+	if (len > ((size_t)1 << 20))
+		return (len + ((size_t)1 << 20) - 1) & ~(((size_t)1 << 20) - 1);
+	while (c < len)
+		c <<= 1;
+	return c;
+}
+
+struct rdma_pbuf *
+rdma_pool_get(struct rdma_dev *dev, size_t len)
+{
+	size_t want = pool_class(len);
+	struct rdma_pbuf *pb, **pp;
+	int access = IBV_ACCESS_LOCAL_WRITE;
+
+	pthread_mutex_lock(&devs_lock);
+	for (pp = &dev->idle; (pb = *pp) != NULL; pp = &pb->next) {
+		if (pb->buf.len == want) {
+			*pp = pb->next;
+			dev->nidle--;
+			pthread_mutex_unlock(&devs_lock);
+			pb->next = NULL;
+			return pb;
+		}
+	}
+	pthread_mutex_unlock(&devs_lock);
+
+	pb = calloc(1, sizeof(*pb));
+	if (!pb)
+		return NULL;
+	if (dev->mw_type2)
+		access |= IBV_ACCESS_MW_BIND;
+	if (rdma_buf_alloc(dev, &pb->buf, want, access)) {
+		free(pb);
+		return NULL;
+	}
+	return pb;
+}
+
+void
+rdma_pool_put(struct rdma_dev *dev, struct rdma_pbuf *pb)
+{
+	struct rdma_pbuf *victim = NULL, **pp;
+
+	if (!pb)
+		return;
+	pthread_mutex_lock(&devs_lock);
+	pb->next = dev->idle;
+	dev->idle = pb;
+	if (++dev->nidle > RDMA_POOL_IDLE_MAX) {
+		/* Drop the oldest idle buffer (the list tail). */
+		for (pp = &dev->idle; (*pp)->next; pp = &(*pp)->next)
+			;
+		victim = *pp;
+		*pp = NULL;
+		dev->nidle--;
+	}
+	pthread_mutex_unlock(&devs_lock);
+	if (victim) {
+		rdma_buf_free(&victim->buf);
+		free(victim);
+	}
 }

@@ -12,6 +12,8 @@
 
 #include <infiniband/verbs.h>
 
+struct rdma_pbuf;
+
 struct rdma_dev {
 	struct ibv_context *verbs;	/* owned by librdmacm */
 	struct ibv_pd *pd;
@@ -19,6 +21,8 @@ struct rdma_dev {
 	bool mw_type2;			/* can bind and invalidate type 2 MWs */
 	unsigned int refs;
 	struct rdma_dev *next;
+	struct rdma_pbuf *idle;		/* the pool's idle buffers */
+	unsigned int nidle;
 };
 
 /* Find or create the state for a device context; counted reference. */
@@ -39,5 +43,28 @@ struct rdma_buf {
 int rdma_buf_alloc(struct rdma_dev *dev, struct rdma_buf *buf, size_t len,
 		   int access);
 void rdma_buf_free(struct rdma_buf *buf);
+
+/*
+ * The per-device pool of large buffers (calls, replies, chunk data).
+ * Registering memory for each call is slow and, on some devices, exhausts
+ * keys; instead buffers are registered once, in sizes rounded up to a
+ * power of two from RDMA_POOL_MIN or to whole MiB above 1 MiB, and kept
+ * for reuse.  They are registered for local access
+ * (and memory-window binding where the device has windows) only: nothing
+ * in the pool is ever remotely accessible by itself.  Exposure to a peer
+ * is per call, through a memory window or a short-lived registration
+ * (clnt_rdma.c).
+ */
+#define RDMA_POOL_MIN ((size_t)64 << 10)
+#define RDMA_POOL_IDLE_MAX 8		/* idle buffers kept per device */
+
+struct rdma_pbuf {
+	struct rdma_buf buf;
+	struct rdma_pbuf *next;
+};
+
+/* A buffer of at least len octets; NULL when it cannot be registered. */
+struct rdma_pbuf *rdma_pool_get(struct rdma_dev *dev, size_t len);
+void rdma_pool_put(struct rdma_dev *dev, struct rdma_pbuf *pb);
 
 #endif
