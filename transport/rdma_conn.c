@@ -110,40 +110,89 @@ rdma_conn_put_send(struct rdma_conn *c, uint32_t idx)
 	c->send_free[c->nsend_free++] = idx;
 }
 
-int
-rdma_conn_post_send(struct rdma_conn *c, uint32_t idx, uint32_t hdrlen,
-		    const void *payload, uint32_t plen, uint32_t lkey,
-		    uint32_t inv_rkey)
+void
+rdma_conn_release(struct rdma_conn *c, struct rdma_pbuf *chain)
 {
-	struct ibv_sge sge[2] = {
-		{
-			.addr = (uintptr_t)rdma_conn_send_buf(c, idx),
-			.length = hdrlen,
-			.lkey = c->send.mr->lkey,
-		},
-		{
-			.addr = (uintptr_t)payload,
-			.length = plen,
-			.lkey = lkey,
-		},
-	};
+	while (chain) {
+		struct rdma_pbuf *next = chain->next;
+
+		chain->next = NULL;
+		rdma_pool_put(c->dev, chain);
+		chain = next;
+	}
+}
+
+void
+rdma_conn_hold(struct rdma_conn *c, struct rdma_pbuf *pb)
+{
+	if (pb) {
+		pb->next = c->hold;
+		c->hold = pb;
+	}
+}
+
+static bool
+sq_room(const struct rdma_conn *c, unsigned int n)
+{
+	return c->sq_used + n <= c->attr.max_send_wr;
+}
+
+int
+rdma_conn_post_send(struct rdma_conn *c, uint32_t idx, struct ibv_send_wr *pre,
+		    unsigned int npre, struct ibv_sge *sge, int nsge,
+		    uint32_t inv_rkey, struct rdma_pbuf *attach)
+{
 	struct ibv_send_wr wr = {
 		.wr_id = RDMA_WRID(RDMA_WR_SEND, idx),
 		.sg_list = sge,
-		.num_sge = plen ? 2 : 1,
+		.num_sge = nsge,
 		.opcode = inv_rkey ? IBV_WR_SEND_WITH_INV : IBV_WR_SEND,
 		.send_flags = IBV_SEND_SIGNALED,
-	}, *bad;
+	}, *bad, *first = &wr;
+	unsigned int i;
 	int ret;
 
+	if (c->dead)
+		return -c->dead;
+	if (!sq_room(c, npre + 1))
+		return -EAGAIN;
 	if (inv_rkey)
 		wr.invalidate_rkey = inv_rkey;
-	ret = ibv_post_send(c->qp, &wr, &bad);
+	if (npre) {
+		for (i = 0; i + 1 < npre; i++)
+			pre[i].next = &pre[i + 1];
+		pre[npre - 1].next = &wr;
+		first = pre;
+	}
+	ret = ibv_post_send(c->qp, first, &bad);
 	if (ret) {
 		rdma_conn_set_dead(c, ret);
 		return -ret;
 	}
-	c->sq_posted++;
+	c->sq_used += npre + 1;
+	c->send_wrs[idx] = (uint16_t)(npre + 1);
+	c->send_attach[idx] = attach;
+	return 0;
+}
+
+int
+rdma_conn_post_one(struct rdma_conn *c, struct ibv_send_wr *wr)
+{
+	struct ibv_send_wr *bad;
+	int ret;
+
+	if (c->dead)
+		return -c->dead;
+	if (!sq_room(c, 1))
+		return -EAGAIN;
+	wr->next = NULL;
+	wr->send_flags |= IBV_SEND_SIGNALED;
+	ret = ibv_post_send(c->qp, wr, &bad);
+	if (ret) {
+		rdma_conn_set_dead(c, ret);
+		return -ret;
+	}
+	c->sq_used++;
 	return 0;
 }
 
@@ -184,6 +233,8 @@ bool
 rdma_conn_reap_send(struct rdma_conn *c, const struct ibv_wc *wc)
 {
 	enum rdma_wr_kind kind = RDMA_WRID_KIND(wc->wr_id);
+	uint32_t idx = RDMA_WRID_IDX(wc->wr_id);
+	unsigned int n = 1;
 
 	if (kind == RDMA_WR_RECV)
 		return false;
@@ -192,15 +243,22 @@ rdma_conn_reap_send(struct rdma_conn *c, const struct ibv_wc *wc)
 			shim_log(SHIM_LOG_WARN, "RDMA %s failed: %s",
 				 kind == RDMA_WR_SEND ? "send" :
 				 kind == RDMA_WR_READ ? "read" :
-				 kind == RDMA_WR_WRITE ? "write" : "memory operation",
-				 ibv_wc_status_str(wc->status));
+				 kind == RDMA_WR_WRITE ? "write" :
+				 kind == RDMA_WR_BIND ? "memory window bind" :
+				 "invalidate", ibv_wc_status_str(wc->status));
 		rdma_conn_set_dead(c, EIO);
 	}
 	if (kind == RDMA_WR_SEND) {
-		rdma_conn_put_send(c, RDMA_WRID_IDX(wc->wr_id));
-		if (c->sq_posted)
-			c->sq_posted--;
+		n = c->send_wrs[idx];
+		c->send_wrs[idx] = 0;
+		rdma_conn_release(c, c->send_attach[idx]);
+		c->send_attach[idx] = NULL;
+		rdma_conn_put_send(c, idx);
+	} else if (kind == RDMA_WR_WRITE || kind == RDMA_WR_BIND) {
+		/* Unsignaled: seen only when failed; the Send retires it. */
+		n = 0;
 	}
+	c->sq_used = c->sq_used >= n ? c->sq_used - n : 0;
 	return true;
 }
 
@@ -215,6 +273,14 @@ setup_qp(struct rdma_conn *c)
 	c->dev = rdma_dev_get(c->id->verbs);
 	if (!c->dev)
 		return -ENOMEM;
+	/*
+	 * R (RFC 8797 s4.1) only where keys are memory windows: rxe breaks
+	 * the connection when a registration's key is invalidated remotely,
+	 * and the windows of a device with type 2 windows are what a client
+	 * exposes and a server can invalidate.
+	 */
+	if (!c->dev->mw_type2)
+		c->local_pd.remote_inv = false;
 
 	c->cch = ibv_create_comp_channel(c->id->verbs);
 	if (!c->cch)
@@ -245,6 +311,15 @@ setup_qp(struct rdma_conn *c)
 		return errno ? -errno : -ENOMEM;
 	c->qp = c->id->qp;
 
+	{
+		struct ibv_port_attr pa;
+
+		c->max_msg = 1u << 20;
+		if (ibv_query_port(c->id->verbs, c->id->port_num, &pa) == 0 &&
+		    pa.max_msg_sz)
+			c->max_msg = pa.max_msg_sz;
+	}
+
 	ret = rdma_buf_alloc(c->dev, &c->recv,
 			     (size_t)c->attr.nrecv * c->attr.inline_recv,
 			     IBV_ACCESS_LOCAL_WRITE);
@@ -256,7 +331,9 @@ setup_qp(struct rdma_conn *c)
 	if (ret)
 		return ret;
 	c->send_free = calloc(c->attr.nsend, sizeof(*c->send_free));
-	if (!c->send_free)
+	c->send_wrs = calloc(c->attr.nsend, sizeof(*c->send_wrs));
+	c->send_attach = calloc(c->attr.nsend, sizeof(*c->send_attach));
+	if (!c->send_free || !c->send_wrs || !c->send_attach)
 		return -ENOMEM;
 	for (i = c->attr.nsend; i > 0; i--)
 		rdma_conn_put_send(c, i - 1);
@@ -320,8 +397,17 @@ rdma_conn_destroy(struct rdma_conn *c)
 		return;
 	if (c->qp)
 		rdma_destroy_qp(c->id);
+	rdma_conn_release(c, c->hold);
 	rdma_buf_free(&c->recv);
 	rdma_buf_free(&c->send);
+	if (c->send_attach) {
+		unsigned int i;
+
+		for (i = 0; i < c->attr.nsend; i++)
+			rdma_conn_release(c, c->send_attach[i]);
+	}
+	free(c->send_attach);
+	free(c->send_wrs);
 	free(c->send_free);
 	if (c->cq) {
 		drain_cq_events(c);
@@ -634,13 +720,13 @@ rdma_conn_accept(struct rdma_cm_id *id, const struct rdma_conn_param *req,
 	}
 	c->id = id;
 	id->context = c;
-	apply_peer_pdata(c, req->private_data, req->private_data_len);
 
 	ret = setup_qp(c);
 	if (ret) {
 		*err = -ret;
 		goto out_reject;
 	}
+	apply_peer_pdata(c, req->private_data, req->private_data_len);
 
 	rpcrdma_cmp_encode(pdata, &c->local_pd);
 	memset(&param, 0, sizeof(param));

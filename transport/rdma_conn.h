@@ -37,6 +37,12 @@ const char *rdma_fail_str(enum rdma_fail why);
 /* A short token for machine-readable output ("no-device", ...). */
 const char *rdma_fail_token(enum rdma_fail why);
 
+/*
+ * max_reply and max_call bound the data of a message; its RPC header and
+ * credentials come on top, up to this many octets.
+ */
+#define RDMA_MSG_HDR_SLACK 4096u
+
 /* What a connection is built with. */
 struct rdma_conn_attr {
 	uint32_t inline_send;	/* own largest Send (RFC 8797 Send Size) */
@@ -89,8 +95,14 @@ struct rdma_conn {
 	struct rdma_buf send;
 	uint32_t *send_free;
 	unsigned int nsend_free;
+	/* Per send buffer: queue entries its completion retires, and a pool
+	 * buffer to give back then (the payload it carried). */
+	uint16_t *send_wrs;
+	struct rdma_pbuf **send_attach;
 
-	unsigned int sq_posted;		/* send queue entries not yet reaped */
+	struct rdma_pbuf *hold;		/* released after the queue pair */
+	unsigned int sq_used;		/* send queue entries not yet retired */
+	uint32_t max_msg;		/* largest single RDMA operation */
 	int dead;			/* errno once the connection failed */
 };
 
@@ -141,15 +153,48 @@ int rdma_conn_post_recv(struct rdma_conn *c, uint32_t idx);
 int rdma_conn_get_send(struct rdma_conn *c);
 void rdma_conn_put_send(struct rdma_conn *c, uint32_t idx);
 
+/* An SGE for the first len octets of header send buffer idx. */
+static inline struct ibv_sge
+rdma_conn_hdr_sge(const struct rdma_conn *c, uint32_t idx, uint32_t len)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)(c->send.addr + (size_t)idx * c->attr.send_buf_size),
+		.length = len,
+		.lkey = c->send.mr->lkey,
+	};
+
+	return sge;
+}
+
 /*
- * Post a signaled Send of header send buffer idx (hdrlen octets) followed,
- * when plen > 0, by plen octets at payload (registered, lkey).  inv_rkey,
- * when not zero, makes it a Send With Invalidate.  The buffer returns to
- * the free list when its completion is reaped by rdma_conn_reap_send().
+ * Post npre unsignaled work requests (memory window binds, RDMA Writes)
+ * chained before a signaled Send of sge[0..nsge) on behalf of header send
+ * buffer idx; inv_rkey, when not zero, makes it a Send With Invalidate.
+ * The Send's completion retires them all, returns idx to the free list
+ * and gives attach (a chain of pool buffers linked by ->next, or NULL)
+ * back to the pool.
+ * Returns 0; -EAGAIN when the send queue has no room (reap completions and
+ * try again); another negative errno when the connection failed.
  */
-int rdma_conn_post_send(struct rdma_conn *c, uint32_t idx, uint32_t hdrlen,
-			const void *payload, uint32_t plen, uint32_t lkey,
-			uint32_t inv_rkey);
+int rdma_conn_post_send(struct rdma_conn *c, uint32_t idx,
+			struct ibv_send_wr *pre, unsigned int npre,
+			struct ibv_sge *sge, int nsge, uint32_t inv_rkey,
+			struct rdma_pbuf *attach);
+
+/* Give a chain of pool buffers (linked by ->next) back to the pool. */
+void rdma_conn_release(struct rdma_conn *c, struct rdma_pbuf *chain);
+
+/*
+ * Keep pb until the connection is destroyed, after its queue pair: for
+ * memory an RDMA operation may still be using.
+ */
+void rdma_conn_hold(struct rdma_conn *c, struct rdma_pbuf *pb);
+
+/*
+ * Post one work request that completes on its own (signaled): an RDMA
+ * Read, a local invalidate.  -EAGAIN when the send queue is full.
+ */
+int rdma_conn_post_one(struct rdma_conn *c, struct ibv_send_wr *wr);
 
 /*
  * Poll for completions.  Returns how many were stored in wc (at most max),
