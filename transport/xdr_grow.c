@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <string.h>
 
+#include "rpcrdma_xdr.h"
 #include "xdr_grow.h"
 
 static struct xdr_grow *
@@ -56,6 +57,9 @@ xg_putlong(XDR *xdrs, const long *lp)
 	struct xdr_grow *g = gstate(xdrs);
 	uint32_t v = htonl((uint32_t)*lp);
 
+	if (g->divert)
+		g->divert->skip_pad = 0;
+
 	if (!reserve(g, sizeof(v)))
 		return FALSE;
 	memcpy(g->buf + g->pos, &v, sizeof(v));
@@ -69,11 +73,34 @@ xg_getbytes(XDR *xdrs, char *addr, u_int len)
 	return FALSE;
 }
 
+/* True when the octets went to the divert hook (or were its pad). */
+static bool
+divert(struct xdr_divert *d, const char *addr, u_int len)
+{
+	if (d->skip_pad) {
+		uint32_t pad = d->skip_pad;
+
+		d->skip_pad = 0;
+		if (len == pad)
+			return true;
+	}
+	if (!d->armed || d->used || len < d->min || len > d->max || len == 0)
+		return false;
+	if (!d->take(d, addr, len))
+		return false;
+	d->used = true;
+	d->len = len;
+	d->skip_pad = rpcrdma_xdr_roundup(len) - len;
+	return true;
+}
+
 static bool_t
 xg_putbytes(XDR *xdrs, const char *addr, u_int len)
 {
 	struct xdr_grow *g = gstate(xdrs);
 
+	if (g->divert && divert(g->divert, addr, len))
+		return TRUE;
 	if (!reserve(g, len))
 		return FALSE;
 	if (len)
@@ -105,6 +132,9 @@ xg_inline(XDR *xdrs, u_int len)
 {
 	struct xdr_grow *g = gstate(xdrs);
 	int32_t *p;
+
+	if (g->divert)
+		g->divert->skip_pad = 0;
 
 	/*
 	 * Hand out space only inside the current buffer: the pointer must

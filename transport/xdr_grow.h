@@ -16,6 +16,24 @@
 
 #include <rpc/rpc.h>
 
+/*
+ * Direct data placement of one opaque item (RFC 8166 s4.4.6): while
+ * 'armed', the first XDR_PUTBYTES of at least 'min' and at most 'max'
+ * octets is handed to 'take' instead of the stream, and the XDR pad that
+ * follows it is dropped too (s4.4.6.1: the responder removes it).  The
+ * length word written before it stays in the stream.
+ */
+struct xdr_divert {
+	bool armed;
+	bool used;		/* an item was diverted */
+	uint32_t min, max;
+	uint32_t len;		/* octets diverted */
+	uint32_t skip_pad;	/* pad octets still to drop */
+	/* Keep the octets; return false to leave them in the stream. */
+	bool (*take)(struct xdr_divert *d, const void *data, uint32_t len);
+	void *ctx;
+};
+
 struct xdr_grow {
 	uint8_t *buf;		/* current buffer */
 	size_t cap;		/* its size */
@@ -29,6 +47,7 @@ struct xdr_grow {
 	 */
 	bool (*grow)(struct xdr_grow *g, size_t need);
 	void *ctx;		/* for the grow callback */
+	struct xdr_divert *divert;	/* optional */
 };
 
 /*
