@@ -33,8 +33,12 @@
 #define SVC_EXT_SIZE 128
 /* Send buffers beyond the credits, for RDMA_ERROR replies. */
 #define SC_NSEND_EXTRA 4
-/* How long a reply may wait for a free send buffer. */
+/* How long a reply may wait for a free send buffer or queue room. */
 #define SC_SEND_WAIT_MS 5000
+/* Bound on pulling a call's Read chunks. */
+#define SC_RW_TIMEOUT_MS 60000
+/* RDMA Writes one reply may need (Write chunk and Reply chunk). */
+#define SC_MAX_WRITES 256
 #define LISTEN_BACKLOG 64
 
 struct svc_rdma_conn;
@@ -72,10 +76,18 @@ struct svc_rdma_conn {
 	bool in_call;
 	uint32_t xid;
 	struct rpcrdma_hdr hdr;		/* its transport header */
-	uint8_t *callbuf;
+	uint8_t *callbuf;		/* an inline or rebuilt call */
 	size_t callbuf_cap;
-	XDR xdrs;			/* decodes the call from callbuf */
-	struct rpcrdma_hdr rhdr;	/* scratch: reply header */
+	struct rdma_pbuf *call_pb;	/* its Read chunks' data */
+	unsigned int reads_inflight;
+	XDR xdrs;			/* decodes the call */
+
+	/* The reply being built. */
+	struct rpcrdma_hdr rhdr;
+	struct rdma_pbuf *reply_pb;	/* a reply beyond the send buffer */
+	struct rdma_pbuf *ddp_pb;	/* the result placed in a Write chunk */
+	struct ibv_send_wr wrs[SC_MAX_WRITES];
+	struct ibv_sge sges[SC_MAX_WRITES];
 };
 
 static const struct xp_ops listener_ops;
@@ -182,6 +194,9 @@ sc_drain(struct svc_rdma_conn *sc)
 			return;
 		}
 		for (k = 0; k < n; k++) {
+			if (RDMA_WRID_KIND(wc[k].wr_id) == RDMA_WR_READ &&
+			    sc->reads_inflight)
+				sc->reads_inflight--;
 			if (rdma_conn_reap_send(c, &wc[k]))
 				continue;
 			if (wc[k].status != IBV_WC_SUCCESS) {
@@ -195,6 +210,29 @@ sc_drain(struct svc_rdma_conn *sc)
 			rq_push(sc, RDMA_WRID_IDX(wc[k].wr_id), wc[k].byte_len);
 		}
 	} while (n > 0);
+}
+
+/* Sleep until the next completion or the deadline; false when past it. */
+static bool
+sc_sleep(struct svc_rdma_conn *sc, int64_t deadline)
+{
+	struct pollfd pfd = { .fd = sc->conn->cch->fd, .events = POLLIN };
+	int64_t left = deadline - rdma_now_ms();
+
+	if (left <= 0)
+		return false;
+	(void)poll(&pfd, 1, (int)(left > 60000 ? 60000 : left));
+	sc_drain(sc);
+	return true;
+}
+
+/* The connection cannot go on (s5.5.4): flush it, libtirpc destroys it. */
+static void
+sc_fail(struct svc_rdma_conn *sc, int err, const char *why)
+{
+	shim_log(SHIM_LOG_WARN, "server: closing an RDMA connection: %s", why);
+	rdma_conn_set_dead(sc->conn, err);
+	rdma_conn_disconnect(sc->conn);
 }
 
 /* A free send buffer, waiting a bounded time for one; -1 if none. */
@@ -213,21 +251,42 @@ sc_get_send(struct svc_rdma_conn *sc)
 		idx = rdma_conn_get_send(c);
 		if (idx >= 0 || c->dead)
 			return idx;
-		{
-			struct pollfd pfd = { .fd = c->cch->fd, .events = POLLIN };
-			int64_t left = deadline - rdma_now_ms();
-
-			if (left <= 0) {
-				shim_log(SHIM_LOG_WARN,
-					 "server: no send buffer freed in %d ms",
-					 SC_SEND_WAIT_MS);
-				rdma_conn_set_dead(c, ETIMEDOUT);
-				rdma_conn_disconnect(c);
-				return -1;
-			}
-			(void)poll(&pfd, 1, (int)left);
+		if (!sc_sleep(sc, deadline)) {
+			sc_fail(sc, ETIMEDOUT, "no send buffer came free in time");
+			return -1;
 		}
 	}
+}
+
+/*
+ * Post a Send (with npre work requests before it), waiting a bounded time
+ * for send queue room.  On failure idx goes back and attach is released.
+ */
+static int
+sc_post_send(struct svc_rdma_conn *sc, uint32_t idx, struct ibv_send_wr *pre,
+	     unsigned int npre, struct ibv_sge *sge, int nsge,
+	     uint32_t inv_rkey, struct rdma_pbuf *attach)
+{
+	struct rdma_conn *c = sc->conn;
+	int64_t deadline = rdma_now_ms() + SC_SEND_WAIT_MS;
+	int ret;
+
+	for (;;) {
+		ret = rdma_conn_post_send(c, idx, pre, npre, sge, nsge,
+					  inv_rkey, attach);
+		if (ret != -EAGAIN)
+			break;
+		sc_drain(sc);
+		if (!sc_sleep(sc, deadline)) {
+			ret = -ETIMEDOUT;
+			break;
+		}
+	}
+	if (ret) {
+		rdma_conn_put_send(c, idx);
+		rdma_conn_release(c, attach);
+	}
+	return ret;
 }
 
 /* s5.5: answer a request we cannot serve with RDMA_ERROR. */
@@ -237,6 +296,7 @@ sc_send_error(struct svc_rdma_conn *sc, uint32_t xid, uint32_t vers,
 {
 	struct rdma_conn *c = sc->conn;
 	int idx = sc_get_send(sc);
+	struct ibv_sge sge;
 	ssize_t len;
 
 	if (idx < 0)
@@ -244,22 +304,201 @@ sc_send_error(struct svc_rdma_conn *sc, uint32_t xid, uint32_t vers,
 	len = rpcrdma_encode_error(rdma_conn_send_buf(c, (uint32_t)idx),
 				   c->attr.send_buf_size, xid, vers,
 				   sc->lst->params.credits, err);
-	if (len < 0 || rdma_conn_post_send(c, (uint32_t)idx, (uint32_t)len,
-					   NULL, 0, 0, 0))
+	if (len < 0) {
 		rdma_conn_put_send(c, (uint32_t)idx);
+		return;
+	}
+	sge = rdma_conn_hdr_sge(c, (uint32_t)idx, (uint32_t)len);
+	(void)sc_post_send(sc, (uint32_t)idx, NULL, 0, &sge, 1, 0, NULL);
+}
+
+/* ------------------------------------------------------------------ */
+/* Connection: chunks                                                   */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Pull the data of Read chunks into one pool buffer, chunk after chunk
+ * (s4.4.5.2).  RDMA Reads are split at the device's largest message and
+ * never more are in flight than the client's responder resources allow
+ * (s4.3.1, last paragraph).  Returns 0 or -errno; -EMSGSIZE beyond
+ * max_call.
+ */
+static int
+sc_read_chunks(struct svc_rdma_conn *sc, const struct rpcrdma_read_chunk *ch,
+	       unsigned int nch, struct rdma_pbuf **out)
+{
+	struct rdma_conn *c = sc->conn;
+	int64_t deadline = rdma_now_ms() + SC_RW_TIMEOUT_MS;
+	struct rdma_pbuf *pb;
+	uint64_t total = 0, off = 0;
+	unsigned int k, i;
+	int ret;
+
+	for (k = 0; k < nch; k++)
+		total += ch[k].length;
+	if (total > sc->lst->params.max_call + RDMA_MSG_HDR_SLACK)
+		return -EMSGSIZE;
+	pb = rdma_pool_get(c->dev, total ? total : 1);
+	if (!pb)
+		return -ENOMEM;
+
+	for (k = 0; k < nch; k++) {
+		for (i = ch[k].first; i < ch[k].first + ch[k].nsegs; i++) {
+			const struct rpcrdma_segment *seg = &sc->hdr.reads[i].target;
+			uint32_t done, piece;
+
+			for (done = 0; done < seg->length; done += piece) {
+				struct ibv_sge sge;
+				struct ibv_send_wr wr;
+
+				piece = seg->length - done;
+				if (piece > c->max_msg)
+					piece = c->max_msg;
+				memset(&wr, 0, sizeof(wr));
+				sge.addr = (uintptr_t)pb->buf.addr + off;
+				sge.length = piece;
+				sge.lkey = pb->buf.mr->lkey;
+				wr.wr_id = RDMA_WRID(RDMA_WR_READ, i);
+				wr.sg_list = &sge;
+				wr.num_sge = 1;
+				wr.opcode = IBV_WR_RDMA_READ;
+				wr.wr.rdma.remote_addr = seg->offset + done;
+				wr.wr.rdma.rkey = seg->handle;
+				for (;;) {
+					ret = -EAGAIN;
+					if (sc->reads_inflight < c->initiator_depth)
+						ret = rdma_conn_post_one(c, &wr);
+					if (ret != -EAGAIN)
+						break;
+					if (!sc_sleep(sc, deadline)) {
+						ret = -ETIMEDOUT;
+						break;
+					}
+				}
+				if (ret)
+					goto out_fail;
+				sc->reads_inflight++;
+				off += piece;
+			}
+		}
+	}
+	while (sc->reads_inflight && !c->dead) {
+		sc_drain(sc);
+		if (sc->reads_inflight && !sc_sleep(sc, deadline)) {
+			ret = -ETIMEDOUT;
+			goto out_fail;
+		}
+	}
+	if (c->dead) {
+		ret = -c->dead;
+		goto out_fail;
+	}
+	*out = pb;
+	return 0;
+
+out_fail:
+	/* Reads may still target pb: only the closed connection frees it. */
+	sc_fail(sc, -ret, "RDMA Read of a call's chunks failed");
+	sc->call_pb = pb;
+	return ret;
+}
+
+/* Room for the rebuilt call in sc->callbuf. */
+static bool
+sc_callbuf_reserve(struct svc_rdma_conn *sc, size_t len)
+{
+	uint8_t *nb;
+
+	if (len <= sc->callbuf_cap)
+		return true;
+	nb = realloc(sc->callbuf, len);
+	if (!nb)
+		return false;
+	sc->callbuf = nb;
+	sc->callbuf_cap = len;
+	return true;
+}
+
+/*
+ * The call of a message with Read chunks: the position-zero chunk holds
+ * the call (s4.5.3), other chunks are data items re-inserted at their
+ * positions with XDR round-up (s4.4.5, s4.4.5.1).  Fills *call, *clen.
+ * Returns 0, -EBADMSG for chunks that do not fit the call, -EMSGSIZE over
+ * max_call, or another -errno (the connection is then closed).
+ */
+static int
+sc_gather_call(struct svc_rdma_conn *sc, const uint8_t *inl, size_t inl_len,
+	       uint8_t **call, size_t *clen)
+{
+	struct rpcrdma_read_chunk ch[RPCRDMA_MAX_READ_SEGS];
+	const struct rpcrdma_read_chunk *data_ch;
+	const uint8_t *base;
+	uint64_t rlen;
+	size_t base_len;
+	ssize_t n;
+	int nch, ret;
+
+	nch = rpcrdma_read_chunks(&sc->hdr, ch, RPCRDMA_MAX_READ_SEGS);
+	if (nch <= 0)
+		return -EBADMSG;
+	ret = sc_read_chunks(sc, ch, (unsigned int)nch, &sc->call_pb);
+	if (ret)
+		return ret;
+
+	if (ch[0].position == 0) {
+		/* A long call; any later chunks are positioned within it. */
+		base = sc->call_pb->buf.addr;
+		base_len = (size_t)ch[0].length;
+		data_ch = ch + 1;
+		nch--;
+		if (!nch) {
+			*call = sc->call_pb->buf.addr;
+			*clen = base_len;
+			return 0;
+		}
+	} else {
+		base = inl;
+		base_len = inl_len;
+		data_ch = ch;
+	}
+	rlen = rpcrdma_read_rebuild_len(base_len, data_ch, (unsigned int)nch);
+	if (rlen > sc->lst->params.max_call + RDMA_MSG_HDR_SLACK)
+		return -EMSGSIZE;
+	if (!sc_callbuf_reserve(sc, (size_t)rlen))
+		return -ENOMEM;
+	n = rpcrdma_read_rebuild(sc->callbuf, sc->callbuf_cap, base, base_len,
+				 data_ch, (unsigned int)nch,
+				 (const uint8_t *)sc->call_pb->buf.addr +
+				 (base == inl ? 0 : base_len));
+	if (n < 0)
+		return (int)n;
+	*call = sc->callbuf;
+	*clen = (size_t)n;
+	return 0;
 }
 
 /* ------------------------------------------------------------------ */
 /* Connection: xp_ops                                                   */
 /* ------------------------------------------------------------------ */
 
+/* Everything the previous call held goes back. */
+static void
+sc_call_done(struct svc_rdma_conn *sc)
+{
+	sc->in_call = false;
+	if (sc->call_pb && !sc->conn->dead) {
+		rdma_pool_put(sc->conn->dev, sc->call_pb);
+		sc->call_pb = NULL;
+	}
+}
+
 /*
- * Take one received message.  Returns 1 with a call ready to decode in
- * sc->callbuf (length in *plen), 0 when the message was consumed
- * otherwise (an error answered, a stray message dropped).
+ * Take one received message.  Returns 1 with a call ready to decode at
+ * *call (*clen octets), 0 when the message was consumed otherwise (an
+ * error answered, a stray message dropped).
  */
 static int
-sc_take_message(struct svc_rdma_conn *sc, size_t *plen)
+sc_take_message(struct svc_rdma_conn *sc, uint8_t **call, size_t *clen)
 {
 	struct rdma_conn *c = sc->conn;
 	uint32_t idx, len;
@@ -276,6 +515,8 @@ sc_take_message(struct svc_rdma_conn *sc, size_t *plen)
 		shim_log(SHIM_LOG_WARN, "server: dropped a %u-octet message", len);
 		goto repost;
 	case -EPROTONOSUPPORT:
+		if (sc->hdr.proc == RDMA_ERROR)
+			goto repost;	/* s5.5: never answer an RDMA_ERROR */
 		/* s5.5.1 */
 		shim_log(SHIM_LOG_WARN,
 			 "server: RPC-over-RDMA version %u from client, answering ERR_VERS",
@@ -285,7 +526,7 @@ sc_take_message(struct svc_rdma_conn *sc, size_t *plen)
 	default:
 		/* s5.5.2; s5.6: RDMA_MSGP and RDMA_DONE land here too. */
 		if (sc->hdr.proc == RDMA_ERROR)
-			goto repost;	/* s5.5: never answer an RDMA_ERROR */
+			goto repost;
 		shim_log(SHIM_LOG_WARN,
 			 "server: malformed header (%s) for xid 0x%08x, answering BADHEADER",
 			 rpcrdma_proc_name(sc->hdr.proc), sc->hdr.xid);
@@ -298,28 +539,45 @@ sc_take_message(struct svc_rdma_conn *sc, size_t *plen)
 			 sc->hdr.xid);
 		goto repost;
 	}
-	if (sc->hdr.proc != RDMA_MSG || sc->hdr.nreads) {
-		/* Read chunks (long calls, s4.5.3) are not served yet. */
+	if (sc->hdr.proc == RDMA_NOMSG &&
+	    (!sc->hdr.nreads || sc->hdr.reads[0].position != 0)) {
+		/* s5.2.4: a call without a payload stream must carry it. */
 		shim_log(SHIM_LOG_WARN,
-			 "server: %s with %u read segments for xid 0x%08x not supported",
-			 rpcrdma_proc_name(sc->hdr.proc), sc->hdr.nreads, sc->hdr.xid);
+			 "server: RDMA_NOMSG without a position-zero Read chunk for xid 0x%08x",
+			 sc->hdr.xid);
 		sc_send_error(sc, sc->hdr.xid, sc->hdr.vers, RDMA_ERR_BADHEADER);
 		goto repost;
 	}
 
-	*plen = len - sc->hdr.hdrlen;
-	if (*plen > sc->callbuf_cap) {
-		uint8_t *nb = realloc(sc->callbuf, *plen);
-
-		if (!nb) {
-			sc_send_error(sc, sc->hdr.xid, sc->hdr.vers,
-				      RDMA_ERR_BADHEADER);
+	if (sc->hdr.nreads) {
+		ret = sc_gather_call(sc, buf + sc->hdr.hdrlen,
+				     len - sc->hdr.hdrlen, call, clen);
+		if (ret == 0)
+			goto repost_ok;
+		if (c->dead)
 			goto repost;
-		}
-		sc->callbuf = nb;
-		sc->callbuf_cap = *plen;
+		if (ret == -EMSGSIZE)
+			shim_log(SHIM_LOG_WARN,
+				 "server: call for xid 0x%08x exceeds max_call (%llu octets)",
+				 sc->hdr.xid,
+				 (unsigned long long)sc->lst->params.max_call);
+		else
+			shim_log(SHIM_LOG_WARN,
+				 "server: Read chunks of xid 0x%08x do not fit the call",
+				 sc->hdr.xid);
+		sc_call_done(sc);
+		sc_send_error(sc, sc->hdr.xid, sc->hdr.vers, RDMA_ERR_BADHEADER);
+		goto repost;
 	}
-	memcpy(sc->callbuf, buf + sc->hdr.hdrlen, *plen);
+
+	*clen = len - sc->hdr.hdrlen;
+	if (!sc_callbuf_reserve(sc, *clen)) {
+		sc_send_error(sc, sc->hdr.xid, sc->hdr.vers, RDMA_ERR_BADHEADER);
+		goto repost;
+	}
+	memcpy(sc->callbuf, buf + sc->hdr.hdrlen, *clen);
+	*call = sc->callbuf;
+repost_ok:
 	(void)rdma_conn_post_recv(c, idx);
 	return 1;
 
@@ -332,20 +590,21 @@ static bool_t
 sc_recv(SVCXPRT *xprt, struct rpc_msg *msg)
 {
 	struct svc_rdma_conn *sc = sc_of(xprt);
-	size_t plen;
+	uint8_t *call;
+	size_t clen;
 
-	sc->in_call = false;
+	sc_call_done(sc);
 	sc_drain(sc);
 	while (sc->rq_count && !sc->conn->dead) {
-		if (!sc_take_message(sc, &plen))
+		if (!sc_take_message(sc, &call, &clen))
 			continue;
-		xdrmem_create(&sc->xdrs, (char *)sc->callbuf, (u_int)plen,
-			      XDR_DECODE);
+		xdrmem_create(&sc->xdrs, (char *)call, (u_int)clen, XDR_DECODE);
 		if (!xdr_callmsg(&sc->xdrs, msg) || msg->rm_xid != sc->hdr.xid) {
 			/* s5.5.2: the RPC XID must match the transport's. */
 			shim_log(SHIM_LOG_WARN,
 				 "server: undecodable call for xid 0x%08x, answering BADHEADER",
 				 sc->hdr.xid);
+			sc_call_done(sc);
 			sc_send_error(sc, sc->hdr.xid, sc->hdr.vers,
 				      RDMA_ERR_BADHEADER);
 			continue;
@@ -363,7 +622,7 @@ sc_stat(SVCXPRT *xprt)
 	struct svc_rdma_conn *sc = sc_of(xprt);
 
 	/* The dispatch of the previous call is over, replied or not. */
-	sc->in_call = false;
+	sc_call_done(sc);
 	if (sc->conn->dead)
 		return XPRT_DIED;
 	return sc->rq_count ? XPRT_MOREREQS : XPRT_IDLE;
@@ -389,30 +648,126 @@ sc_freeargs(SVCXPRT *xprt, xdrproc_t xdr_args, void *args_ptr)
 	return (*xdr_args)(&xdrs, args_ptr);
 }
 
-/*
- * RFC 8166 s5.3.2, s4.4.6.2: the reply header echoes the call's Write list
- * with every length zero (no Write chunk is used yet), no Read list and no
- * Reply chunk: the reply travels inline (RDMA_MSG).
- */
-static void
-sc_reply_header(struct svc_rdma_conn *sc, struct rpcrdma_hdr *h)
+/* ------------------------------------------------------------------ */
+/* Connection: replies                                                  */
+/* ------------------------------------------------------------------ */
+
+/* Octets of a reply header echoing the call's Write list (s5.7 grammar). */
+static size_t
+sc_reply_hdr_len(const struct rpcrdma_hdr *rq, bool with_reply)
 {
+	size_t len = RPCRDMA_PREFIX_LEN + 4 + 4 + 4;	/* read list, ends */
+	unsigned int k;
+
+	for (k = 0; k < rq->nwrites; k++)
+		len += 4 + 4 + RPCRDMA_SEGMENT_LEN * rq->writes[k].nsegs;
+	if (with_reply)
+		len += 4 + RPCRDMA_SEGMENT_LEN * rq->nreply;
+	return len;
+}
+
+static uint64_t
+segs_len(const struct rpcrdma_segment *segs, unsigned int n)
+{
+	uint64_t total = 0;
+
+	while (n--)
+		total += segs[n].length;
+	return total;
+}
+
+/*
+ * RDMA Writes placing len octets from src into the segments (s4.4.6),
+ * each split at the device's largest message; the segments' lengths
+ * become the octets written (s4.4.6: the responder updates them).
+ * Returns the number of work requests, or -EMSGSIZE.
+ */
+static int
+sc_build_writes(struct svc_rdma_conn *sc, const uint8_t *src, uint32_t lkey,
+		uint64_t len, struct rpcrdma_segment *segs, unsigned int nsegs,
+		unsigned int nwr)
+{
+	struct rdma_conn *c = sc->conn;
 	unsigned int i;
 
-	h->xid = sc->xid;
-	h->vers = RPCRDMA_VERSION;
-	h->credits = sc->lst->params.credits;
-	h->proc = RDMA_MSG;
-	h->nreads = 0;
-	h->nwrites = sc->hdr.nwrites;
-	h->nwsegs = sc->hdr.nwsegs;
-	memcpy(h->writes, sc->hdr.writes, sizeof(h->writes[0]) * h->nwrites);
-	for (i = 0; i < h->nwsegs; i++) {
-		h->wsegs[i] = sc->hdr.wsegs[i];
-		h->wsegs[i].length = 0;
+	for (i = 0; i < nsegs; i++) {
+		uint32_t take = len < segs[i].length ? (uint32_t)len : segs[i].length;
+		uint32_t done, piece;
+
+		for (done = 0; done < take; done += piece) {
+			struct ibv_send_wr *wr = &sc->wrs[nwr];
+			struct ibv_sge *sge = &sc->sges[nwr];
+
+			if (nwr >= SC_MAX_WRITES)
+				return -EMSGSIZE;
+			piece = take - done;
+			if (piece > c->max_msg)
+				piece = c->max_msg;
+			memset(wr, 0, sizeof(*wr));
+			sge->addr = (uintptr_t)src + done;
+			sge->length = piece;
+			sge->lkey = lkey;
+			wr->wr_id = RDMA_WRID(RDMA_WR_WRITE, nwr);
+			wr->sg_list = sge;
+			wr->num_sge = 1;
+			wr->opcode = IBV_WR_RDMA_WRITE;
+			wr->wr.rdma.remote_addr = segs[i].offset + done;
+			wr->wr.rdma.rkey = segs[i].handle;
+			nwr++;
+		}
+		segs[i].length = take;
+		src += take;
+		len -= take;
 	}
-	h->has_reply = false;
-	h->nreply = 0;
+	return len ? -EMSGSIZE : (int)nwr;
+}
+
+/* RFC 8797 s4.1: one key of this call's chunks to invalidate with the Send. */
+static uint32_t
+sc_inv_rkey(const struct svc_rdma_conn *sc)
+{
+	const struct rpcrdma_hdr *rq = &sc->hdr;
+
+	if (!sc->conn->rinv)
+		return 0;
+	if (rq->has_reply && rq->nreply)
+		return rq->reply[0].handle;
+	if (rq->nwsegs)
+		return rq->wsegs[0].handle;
+	if (rq->nreads)
+		return rq->reads[0].target.handle;
+	return 0;
+}
+
+/* The reply encode stream outgrew the send buffer: move to the pool. */
+static bool
+sc_replybuf_grow(struct xdr_grow *g, size_t need)
+{
+	struct svc_rdma_conn *sc = g->ctx;
+	struct rdma_pbuf *nb = rdma_pool_get(sc->conn->dev, need);
+
+	if (!nb)
+		return false;
+	memcpy(nb->buf.addr, g->buf, g->len);
+	if (sc->reply_pb)
+		rdma_pool_put(sc->conn->dev, sc->reply_pb);
+	sc->reply_pb = nb;
+	g->buf = nb->buf.addr;
+	g->cap = nb->buf.len;
+	return true;
+}
+
+/* The first opaque result, for the call's first Write chunk. */
+static bool
+sc_divert_take(struct xdr_divert *d, const void *data, uint32_t len)
+{
+	struct svc_rdma_conn *sc = d->ctx;
+
+	sc->ddp_pb = rdma_pool_get(sc->conn->dev, len);
+	if (!sc->ddp_pb)
+		return false;
+	memcpy(sc->ddp_pb->buf.addr, data, len);
+	return true;
 }
 
 static bool_t
@@ -420,35 +775,52 @@ sc_reply(SVCXPRT *xprt, struct rpc_msg *msg)
 {
 	struct svc_rdma_conn *sc = sc_of(xprt);
 	struct rdma_conn *c = sc->conn;
+	const struct rpcrdma_hdr *rq = &sc->hdr;
 	struct rpcrdma_hdr *h = &sc->rhdr;
+	size_t room, hlen_msg, hlen;
+	uint64_t reply_cap, inline_cap;
+	struct xdr_divert d;
 	struct xdr_grow g;
-	uint8_t *buf;
-	ssize_t hdrlen;
+	struct ibv_sge sge[2];
+	struct rdma_pbuf *attach;
+	uint8_t *sbuf, *payload;
+	uint32_t lkey;
+	int nwr = 0, nsge, idx, ret;
 	bool_t ok;
 	XDR xdrs;
-	int idx;
 
 	if (!sc->in_call || c->dead)
 		return FALSE;
+	sc->in_call = false;
 	idx = sc_get_send(sc);
 	if (idx < 0)
 		return FALSE;
-	buf = rdma_conn_send_buf(c, (uint32_t)idx);
+	sbuf = rdma_conn_send_buf(c, (uint32_t)idx);
 
-	sc_reply_header(sc, h);
-	hdrlen = rpcrdma_hdr_encode(buf, c->attr.send_buf_size, h);
-	if (hdrlen < 0 || (size_t)hdrlen >= c->send_max) {
-		rdma_conn_put_send(c, (uint32_t)idx);
-		sc_send_error(sc, sc->xid, RPCRDMA_VERSION, RDMA_ERR_BADHEADER);
-		sc->in_call = false;
-		return FALSE;
-	}
+	/* Header room before the payload; the header is written last. */
+	hlen_msg = sc_reply_hdr_len(rq, false);
+	room = sc_reply_hdr_len(rq, rq->has_reply);
+	reply_cap = rq->has_reply ? segs_len(rq->reply, rq->nreply) : 0;
+	inline_cap = c->send_max > hlen_msg ? c->send_max - hlen_msg : 0;
+	if (room >= c->attr.send_buf_size)
+		goto out_error;
 
-	/* Encode the RPC reply right after the header (one Send, no copy). */
 	memset(&g, 0, sizeof(g));
-	g.buf = buf + hdrlen;
-	g.cap = c->send_max - (size_t)hdrlen;
-	g.limit = g.cap;
+	g.buf = sbuf + room;
+	g.cap = c->attr.send_buf_size - room;
+	g.limit = inline_cap > reply_cap ? inline_cap : reply_cap;
+	g.grow = sc_replybuf_grow;
+	g.ctx = sc;
+	memset(&d, 0, sizeof(d));
+	if (rq->nwrites && rq->writes[0].nsegs) {
+		/* s4.4.6: the first opaque result goes in the first Write chunk. */
+		d.min = 1;
+		d.max = (uint32_t)segs_len(&rq->wsegs[rq->writes[0].first],
+					   rq->writes[0].nsegs);
+		d.take = sc_divert_take;
+		d.ctx = sc;
+		g.divert = &d;
+	}
 	xdr_grow_create(&xdrs, &g);
 	msg->rm_xid = sc->xid;
 	if (msg->rm_reply.rp_stat == MSG_ACCEPTED &&
@@ -458,32 +830,117 @@ sc_reply(SVCXPRT *xprt, struct rpc_msg *msg)
 
 		msg->acpted_rply.ar_results.proc = XDRPROC(xdr_void);
 		msg->acpted_rply.ar_results.where = NULL;
-		ok = xdr_replymsg(&xdrs, msg) &&
-		     SVCAUTH_WRAP(&SVC_XP_AUTH(xprt), &xdrs, xdr_proc, xdr_where);
+		ok = xdr_replymsg(&xdrs, msg);
+		d.armed = true;
+		ok = ok && SVCAUTH_WRAP(&SVC_XP_AUTH(xprt), &xdrs, xdr_proc,
+					xdr_where);
+		d.armed = false;
 	} else {
 		ok = xdr_replymsg(&xdrs, msg);
 	}
-	sc->in_call = false;
-
 	if (!ok) {
-		/*
-		 * s5.5.3: no RPC-level reply is possible for this XID.  Tell
-		 * the client rather than leave it waiting for its timeout.
-		 */
 		if (g.overflow)
 			shim_log(SHIM_LOG_WARN,
-				 "server: reply to xid 0x%08x exceeds the inline threshold of %u octets",
-				 sc->xid, c->send_max);
-		rdma_conn_put_send(c, (uint32_t)idx);
-		sc_send_error(sc, sc->xid, RPCRDMA_VERSION, RDMA_ERR_BADHEADER);
-		return FALSE;
+				 "server: reply to xid 0x%08x exceeds %s (%llu octets)",
+				 sc->xid, rq->has_reply ? "the client's Reply chunk" :
+				 "the inline threshold, and no Reply chunk was offered",
+				 (unsigned long long)g.limit);
+		goto out_error;
 	}
-	if (rdma_conn_post_send(c, (uint32_t)idx, (uint32_t)(hdrlen + g.len),
-				NULL, 0, 0, 0)) {
-		rdma_conn_put_send(c, (uint32_t)idx);
+	payload = g.buf;
+	lkey = sc->reply_pb ? sc->reply_pb->buf.mr->lkey : c->send.mr->lkey;
+
+	/* The reply header: Write list echoed, lengths as written. */
+	h->xid = sc->xid;
+	h->vers = RPCRDMA_VERSION;
+	h->credits = sc->lst->params.credits;
+	h->nreads = 0;
+	h->nwrites = rq->nwrites;
+	h->nwsegs = rq->nwsegs;
+	memcpy(h->writes, rq->writes, sizeof(h->writes[0]) * rq->nwrites);
+	memcpy(h->wsegs, rq->wsegs, sizeof(h->wsegs[0]) * rq->nwsegs);
+	for (ret = 0; ret < (int)h->nwsegs; ret++)
+		h->wsegs[ret].length = 0;	/* s4.4.6.2: unused */
+	if (d.used) {
+		ret = sc_build_writes(sc, sc->ddp_pb->buf.addr,
+				      sc->ddp_pb->buf.mr->lkey, d.len,
+				      &h->wsegs[h->writes[0].first],
+				      h->writes[0].nsegs, 0);
+		if (ret < 0)
+			goto out_error;
+		nwr = ret;
+	}
+
+	if (g.len <= inline_cap) {
+		/* s4.5.1: a short reply, inline after the header. */
+		h->proc = RDMA_MSG;
+		h->has_reply = false;
+		h->nreply = 0;
+		hlen = hlen_msg;
+	} else if (g.len <= reply_cap) {
+		/* s4.5.3: a long reply, written into the Reply chunk. */
+		h->proc = RDMA_NOMSG;
+		h->has_reply = true;
+		h->nreply = rq->nreply;
+		memcpy(h->reply, rq->reply, sizeof(h->reply[0]) * rq->nreply);
+		ret = sc_build_writes(sc, payload, lkey, g.len, h->reply,
+				      h->nreply, (unsigned int)nwr);
+		if (ret < 0)
+			goto out_error;
+		nwr = ret;
+		hlen = room;
+	} else {
+		shim_log(SHIM_LOG_WARN,
+			 "server: reply of %zu octets to xid 0x%08x exceeds the inline threshold (%u) and %s",
+			 g.len, sc->xid, c->send_max,
+			 rq->has_reply ? "the client's Reply chunk" : "no Reply chunk was offered");
+		goto out_error;
+	}
+	if (rpcrdma_hdr_encode(sbuf + room - hlen, hlen, h) != (ssize_t)hlen)
+		goto out_error;
+
+	nsge = 1;
+	sge[0].addr = (uintptr_t)(sbuf + room - hlen);
+	sge[0].lkey = c->send.mr->lkey;
+	sge[0].length = (uint32_t)hlen;
+	if (h->proc == RDMA_MSG) {
+		if (payload == sbuf + room) {
+			sge[0].length += (uint32_t)g.len;	/* contiguous */
+		} else {
+			sge[1].addr = (uintptr_t)payload;
+			sge[1].length = (uint32_t)g.len;
+			sge[1].lkey = lkey;
+			nsge = 2;
+		}
+	}
+	/* The buffers stay until this Send completes (it retires the writes). */
+	attach = sc->reply_pb;
+	if (sc->ddp_pb) {
+		sc->ddp_pb->next = attach;
+		attach = sc->ddp_pb;
+	}
+	sc->reply_pb = NULL;
+	sc->ddp_pb = NULL;
+	ret = sc_post_send(sc, (uint32_t)idx, nwr ? sc->wrs : NULL,
+			   (unsigned int)nwr, sge, nsge, sc_inv_rkey(sc), attach);
+	if (ret) {
+		sc_fail(sc, -ret, "cannot post a reply");
 		return FALSE;
 	}
 	return TRUE;
+
+out_error:
+	/*
+	 * s5.5.3: no RPC-level reply is possible for this XID.  Tell the
+	 * client rather than leave it waiting for its timeout.
+	 */
+	rdma_conn_put_send(c, (uint32_t)idx);
+	rdma_pool_put(c->dev, sc->reply_pb);
+	rdma_pool_put(c->dev, sc->ddp_pb);
+	sc->reply_pb = NULL;
+	sc->ddp_pb = NULL;
+	sc_send_error(sc, sc->xid, RPCRDMA_VERSION, RDMA_ERR_BADHEADER);
+	return FALSE;
 }
 
 static void
@@ -502,6 +959,8 @@ sc_destroy(SVCXPRT *xprt)
 	shim_log(SHIM_LOG_DEBUG, "server: connection closed");
 	if (sc->conn) {
 		rdma_conn_disconnect(sc->conn);
+		/* Read targets are released once the queue pair is gone. */
+		rdma_conn_hold(sc->conn, sc->call_pb);
 		rdma_conn_destroy(sc->conn);
 	}
 	free_addrs(xprt);
@@ -555,8 +1014,8 @@ conn_attr(const struct svc_rdma_params *p, struct rdma_conn_attr *a)
 	a->nrecv = p->credits;
 	a->nsend = p->credits + SC_NSEND_EXTRA;
 	a->send_buf_size = p->inline_send;
-	a->max_send_wr = a->nsend + 8;
-	a->remote_inv = false;
+	a->max_send_wr = a->nsend + SC_MAX_WRITES + 8;
+	a->remote_inv = p->remote_inv;
 }
 
 static void
