@@ -1276,8 +1276,8 @@ shim_config_init_defaults(struct shim_config *cfg)
 	cfg->credits = SHIM_CONFIG_DEFAULT_CREDITS;
 	cfg->connect_timeout_ms = SHIM_DEFAULT_CONNECT_TIMEOUT_MS;
 	cfg->negative_cache_s = SHIM_CONFIG_DEFAULT_NEGATIVE_CACHE_S;
-	cfg->max_reply = SHIM_CONFIG_DEFAULT_MAX_MSG;
-	cfg->max_call = SHIM_CONFIG_DEFAULT_MAX_MSG;
+	cfg->max_reply = SHIM_CONFIG_DEFAULT_MAX_REPLY;
+	cfg->max_call = SHIM_CONFIG_DEFAULT_MAX_CALL;
 	cfg->remote_invalidate = true;
 	cfg->log_level = SHIM_LOG_INFO;
 	cfg->log_dest = SHIM_LOG_TO_STDERR;
