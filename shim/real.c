@@ -13,6 +13,7 @@
 
 #include "config/log.h"
 #include "shim.h"
+#include "transport/stats.h"
 
 struct shim_real shim_real;
 __thread int shim_busy;
@@ -52,6 +53,8 @@ init_once_fn(void)
 	shim_config_load(&config, program_invocation_short_name);
 	shim_log_open(&config, program_invocation_short_name);
 	shim_log_config_messages(&config);
+	shim_stats_describe(program_invocation_short_name, config.source,
+			    config.mode, config.bad);
 	if (config.bad && config.mode != SHIM_MODE_REQUIRE_RDMA)
 		shim_log(SHIM_LOG_WARN,
 			 "configuration errors: every transport stays on TCP");

@@ -18,6 +18,8 @@
 #include "peer.h"
 #include "shim.h"
 #include "transport/clnt_rdma.h"
+#include "transport/hooks.h"
+#include "transport/stats.h"
 #include "transport/svc_rdma.h"
 
 /* ------------------------------------------------------------------ */
@@ -118,6 +120,41 @@ log_client_tcp(const struct sockaddr *dst, uint32_t prog, uint32_t vers,
 /* Client                                                              */
 /* ------------------------------------------------------------------ */
 
+/*
+ * The real TCP client, counted as a fallback for why and published in the
+ * statistics with its calls.
+ */
+static CLIENT *
+client_tcp(int fd, const struct netbuf *raddr, rpcprog_t prog, rpcvers_t vers,
+	   u_int sendsz, u_int recvsz, enum rdma_fail why)
+{
+	CLIENT *cl = shim_real.clnt_vc_create(fd, raddr, prog, vers, sendsz,
+					      recvsz);
+	struct shim_stats_conn *s;
+	struct sockaddr_storage local;
+	socklen_t len = sizeof(local);
+
+	shim_stats_fallback(why);
+	if (!cl)
+		return NULL;
+	if (getsockname(fd, (struct sockaddr *)&local, &len) < 0)
+		local.ss_family = AF_UNSPEC;
+	s = shim_stats_open(SHIM_STATS_CLIENT, SHIM_STATS_TCP,
+			    (const struct sockaddr *)raddr->buf,
+			    (struct sockaddr *)&local);
+	if (!s)
+		return cl;
+	s->reason = why;
+	s->prog = (uint32_t)prog;
+	s->vers = (uint32_t)vers;
+	if (clnt_hook_stats(cl, s)) {
+		shim_stats_close(s);
+		return cl;
+	}
+	shim_stats_publish(s);
+	return cl;
+}
+
 static bool
 netbuf_is_inet(const struct netbuf *nb)
 {
@@ -190,7 +227,8 @@ shim_clnt_vc_create(int fd, const struct netbuf *raddr, rpcprog_t prog,
 	if (cfg->mode == SHIM_MODE_TCP_ONLY) {
 		log_client_tcp((struct sockaddr *)&dst, (uint32_t)prog,
 			       (uint32_t)vers, RDMA_FAIL_CONFIG, "mode tcp-only");
-		goto real;
+		why = RDMA_FAIL_CONFIG;
+		goto tcp;
 	}
 	if (shim_config_client_action(cfg, (uint32_t)prog, (uint32_t)vers,
 				      (struct sockaddr *)&dst, &rule) ==
@@ -201,7 +239,8 @@ shim_clnt_vc_create(int fd, const struct netbuf *raddr, rpcprog_t prog,
 			 rule->origin);
 		log_client_tcp((struct sockaddr *)&dst, (uint32_t)prog,
 			       (uint32_t)vers, RDMA_FAIL_CONFIG, detail);
-		goto real;
+		why = RDMA_FAIL_CONFIG;
+		goto tcp;
 	}
 
 	set_port((struct sockaddr *)&dst,
@@ -213,7 +252,8 @@ shim_clnt_vc_create(int fd, const struct netbuf *raddr, rpcprog_t prog,
 		log_client_tcp((struct sockaddr *)&dst, (uint32_t)prog,
 			       (uint32_t)vers, RDMA_FAIL_NEGCACHE,
 			       rdma_fail_str(why));
-		goto real;
+		why = RDMA_FAIL_NEGCACHE;
+		goto tcp;
 	}
 
 	params.inline_send = cfg->inline_send;
@@ -230,6 +270,7 @@ shim_clnt_vc_create(int fd, const struct netbuf *raddr, rpcprog_t prog,
 	if (cl) {
 		log_client_rdma((struct sockaddr *)&dst, (uint32_t)prog,
 				(uint32_t)vers, cl, params.credits);
+		clnt_rdma_publish(cl, prog, vers);
 		return cl;
 	}
 	negcache_add((struct sockaddr *)&dst, why, cfg->negative_cache_s);
@@ -237,6 +278,8 @@ shim_clnt_vc_create(int fd, const struct netbuf *raddr, rpcprog_t prog,
 		return client_required_fails((struct sockaddr *)&dst, why, err);
 	log_client_tcp((struct sockaddr *)&dst, (uint32_t)prog, (uint32_t)vers,
 		       why, err ? strerror(err) : NULL);
+tcp:
+	return client_tcp(fd, raddr, prog, vers, sendsz, recvsz, why);
 
 real:
 	return shim_real.clnt_vc_create(fd, raddr, prog, vers, sendsz, recvsz);
@@ -262,6 +305,37 @@ log_server(const struct sockaddr *local, uint16_t rdma_port, bool rdma,
 			 "server on %s: TCP only (%s%s%s)", addr,
 			 rdma_fail_str(why), detail ? ": " : "",
 			 detail ? detail : "");
+}
+
+static void
+listener_destroyed(SVCXPRT *xprt, void *arg)
+{
+	shim_stats_close(arg);
+}
+
+/* Publish a listener; rdma_port 0 when it stays TCP only, for why. */
+static void
+server_publish(SVCXPRT *xprt, const struct sockaddr *local, uint16_t rdma_port,
+	       enum rdma_fail why)
+{
+	struct shim_stats_conn *s;
+
+	if (!rdma_port)
+		shim_stats_fallback(why);
+	s = shim_stats_open(SHIM_STATS_LISTENER,
+			    rdma_port ? SHIM_STATS_RDMA : SHIM_STATS_TCP, NULL,
+			    local);
+	if (!s)
+		return;
+	s->rdma_port = rdma_port;
+	s->reason = why;
+	if (svc_hook_destroy(xprt, listener_destroyed, s)) {
+		shim_stats_close(s);
+		return;
+	}
+	if (rdma_port)
+		svc_rdma_set_stats(xprt, s);
+	shim_stats_publish(s);
 }
 
 /* require-rdma: a server that cannot listen over RDMA is not created. */
@@ -313,6 +387,7 @@ shim_svc_vc_create(int fd, u_int sendsz, u_int recvsz)
 	if (cfg->mode == SHIM_MODE_TCP_ONLY) {
 		log_server((struct sockaddr *)&local, 0, false, RDMA_FAIL_CONFIG,
 			   "mode tcp-only");
+		server_publish(xprt, (struct sockaddr *)&local, 0, RDMA_FAIL_CONFIG);
 		return xprt;
 	}
 	if (shim_config_server_action(cfg, (struct sockaddr *)&local, &rule) ==
@@ -323,6 +398,7 @@ shim_svc_vc_create(int fd, u_int sendsz, u_int recvsz)
 			 rule->origin);
 		log_server((struct sockaddr *)&local, 0, false, RDMA_FAIL_CONFIG,
 			   detail);
+		server_publish(xprt, (struct sockaddr *)&local, 0, RDMA_FAIL_CONFIG);
 		return xprt;
 	}
 
@@ -346,8 +422,10 @@ shim_svc_vc_create(int fd, u_int sendsz, u_int recvsz)
 			   strerror(-ret));
 		if (cfg->mode == SHIM_MODE_REQUIRE_RDMA)
 			return server_required_fails(xprt, -ret);
+		server_publish(xprt, (struct sockaddr *)&local, 0, why);
 		return xprt;
 	}
 	log_server((struct sockaddr *)&local, rdma_port, true, RDMA_FAIL_NONE, NULL);
+	server_publish(xprt, (struct sockaddr *)&local, rdma_port, RDMA_FAIL_NONE);
 	return xprt;
 }

@@ -29,6 +29,7 @@
 #include "clnt_rdma.h"
 #include "config/log.h"
 #include "rpcrdma_xdr.h"
+#include "stats.h"
 #include "xdr_grow.h"
 
 /* Room for the serialized call header: xid, direction, rpcvers, prog, vers. */
@@ -95,6 +96,7 @@ struct ct_rdma {
 
 	struct rpcrdma_hdr ct_hdr;	/* scratch: decoded reply header */
 	struct rpcrdma_hdr ct_shdr;	/* scratch: call header to encode */
+	struct shim_stats_conn *ct_stats;
 };
 
 static struct clnt_ops *clnt_rdma_ops(void);
@@ -281,6 +283,9 @@ ct_reply_arrived(struct ct_rdma *ct, uint32_t credits)
 		ct->ct_outstanding--;
 	/* s4.3.1: a granted value of zero is invalid; never deadlock on it. */
 	ct->ct_granted = credits ? credits : 1;
+	if (ct->ct_stats && ct->ct_stats->credits != ct->ct_granted)
+		__atomic_store_n(&ct->ct_stats->credits, ct->ct_granted,
+				 __ATOMIC_RELAXED);
 }
 
 /* A reply to a call that timed out: fence that call's memory now. */
@@ -742,6 +747,9 @@ ct_send_call(struct ct_rdma *ct, unsigned int s, uint32_t xid, size_t len,
 	slot->state = SLOT_ACTIVE;
 	slot->xid = xid;
 	ct->ct_outstanding++;
+	SHIM_STATS_ADD(ct->ct_stats, bytes_out, len);
+	if (long_call)
+		SHIM_STATS_ADD(ct->ct_stats, long_out, 1);
 	return 0;
 }
 
@@ -878,11 +886,15 @@ call_again:
 			st = ct_fail(ct, RPC_CANTDECODERES, EBADMSG);
 			break;
 		}
+		SHIM_STATS_ADD(ct->ct_stats, bytes_in, plen);
+		if (ct->ct_hdr.proc == RDMA_NOMSG)
+			SHIM_STATS_ADD(ct->ct_stats, long_in, 1);
 		st = ct_decode_reply(cl, ct, x_id, payload, plen, xdr_results,
 				     results_ptr, &refreshes, &refresh);
 		break;
 	case RDMA_ERROR:
 		/* s5.5: RDMA_ERROR completes this XID's call. */
+		SHIM_STATS_ADD(ct->ct_stats, rdma_errors, 1);
 		if (ct->ct_hdr.err == RDMA_ERR_VERS) {
 			shim_log(SHIM_LOG_WARN,
 				 "client: server answered RDMA_ERROR (ERR_VERS %u..%u) to xid 0x%08x",
@@ -910,6 +922,11 @@ call_again:
 		goto call_again;
 
 out:
+	SHIM_STATS_ADD(ct->ct_stats, calls, 1);
+	if (st == RPC_TIMEDOUT)
+		SHIM_STATS_ADD(ct->ct_stats, timeouts, 1);
+	else if (st != RPC_SUCCESS)
+		SHIM_STATS_ADD(ct->ct_stats, errors, 1);
 	pthread_mutex_unlock(&ct->ct_lock);
 	return st;
 }
@@ -1037,6 +1054,7 @@ ct_free(struct ct_rdma *ct)
 {
 	unsigned int s, w;
 
+	shim_stats_close(ct->ct_stats);
 	if (ct->ct_conn) {
 		struct rdma_dev *dev = ct->ct_conn->dev;
 
@@ -1094,6 +1112,28 @@ clnt_rdma_ops(void)
 	};
 
 	return &ops;
+}
+
+void
+clnt_rdma_publish(CLIENT *cl, rpcprog_t prog, rpcvers_t vers)
+{
+	struct ct_rdma *ct = ct_of(cl);
+	struct rdma_conn *c = ct->ct_conn;
+	struct shim_stats_conn *s;
+
+	s = shim_stats_open(SHIM_STATS_CLIENT, SHIM_STATS_RDMA,
+			    rdma_get_peer_addr(c->id), rdma_get_local_addr(c->id));
+	if (!s)
+		return;
+	s->prog = (uint32_t)prog;
+	s->vers = (uint32_t)vers;
+	s->inline_send = c->send_max;
+	s->inline_recv = c->recv_max;
+	s->credits = ct->ct_granted;
+	s->rinv = c->rinv;
+	s->peer_pdata = c->peer_pd_valid;
+	ct->ct_stats = s;
+	shim_stats_publish(s);
 }
 
 bool

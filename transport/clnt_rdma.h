@@ -44,6 +44,12 @@ CLIENT *clnt_rdma_create(int fd, const struct netbuf *raddr,
 			 const struct clnt_rdma_params *params,
 			 enum rdma_fail *why, int *err);
 
+/*
+ * Publish the CLIENT in the statistics (rpcrdma-stat); it is withdrawn
+ * when the CLIENT is destroyed.
+ */
+void clnt_rdma_publish(CLIENT *cl, rpcprog_t prog, rpcvers_t vers);
+
 /* True when cl was made by clnt_rdma_create(). */
 bool clnt_is_rdma(const CLIENT *cl);
 

@@ -25,6 +25,7 @@
 #include <rpc/svc_mt.h>
 
 #include "config/log.h"
+#include "hooks.h"
 #include "rpcrdma_xdr.h"
 #include "svc_rdma.h"
 #include "xdr_grow.h"
@@ -44,10 +45,9 @@
 struct svc_rdma_conn;
 
 struct svc_rdma_listener {
-	/* The TCP rendezvous' ops with xp_destroy hooked (container_of). */
-	struct xp_ops tcp_ops;
-	const struct xp_ops *tcp_ops_orig;
 	SVCXPRT *tcp_xprt;
+	struct svc_rdma_listener *next;	/* all listeners, by TCP rendezvous */
+	struct shim_stats_conn *stats;	/* the rendezvous' slot, not ours */
 
 	SVCXPRT xprt;			/* the listener transport */
 	char ext[SVC_EXT_SIZE];
@@ -86,9 +86,13 @@ struct svc_rdma_conn {
 	struct rpcrdma_hdr rhdr;
 	struct rdma_pbuf *reply_pb;	/* a reply beyond the send buffer */
 	struct rdma_pbuf *ddp_pb;	/* the result placed in a Write chunk */
+	struct shim_stats_conn *stats;
 	struct ibv_send_wr wrs[SC_MAX_WRITES];
 	struct ibv_sge sges[SC_MAX_WRITES];
 };
+
+/* Listeners of this process (svc_run is single-threaded, as libtirpc). */
+static struct svc_rdma_listener *listeners;
 
 static const struct xp_ops listener_ops;
 static const struct xp_ops2 listener_ops2;
@@ -301,6 +305,7 @@ sc_send_error(struct svc_rdma_conn *sc, uint32_t xid, uint32_t vers,
 
 	if (idx < 0)
 		return;
+	SHIM_STATS_ADD(sc->stats, rdma_errors, 1);
 	len = rpcrdma_encode_error(rdma_conn_send_buf(c, (uint32_t)idx),
 				   c->attr.send_buf_size, xid, vers,
 				   sc->lst->params.credits, err);
@@ -611,6 +616,10 @@ sc_recv(SVCXPRT *xprt, struct rpc_msg *msg)
 		}
 		sc->xid = msg->rm_xid;
 		sc->in_call = true;
+		SHIM_STATS_ADD(sc->stats, calls, 1);
+		SHIM_STATS_ADD(sc->stats, bytes_in, clen);
+		if (sc->hdr.nreads)
+			SHIM_STATS_ADD(sc->stats, long_in, 1);
 		return TRUE;
 	}
 	return FALSE;
@@ -927,6 +936,9 @@ sc_reply(SVCXPRT *xprt, struct rpc_msg *msg)
 		sc_fail(sc, -ret, "cannot post a reply");
 		return FALSE;
 	}
+	SHIM_STATS_ADD(sc->stats, bytes_out, g.len);
+	if (h->proc == RDMA_NOMSG)
+		SHIM_STATS_ADD(sc->stats, long_out, 1);
 	return TRUE;
 
 out_error:
@@ -934,6 +946,7 @@ out_error:
 	 * s5.5.3: no RPC-level reply is possible for this XID.  Tell the
 	 * client rather than leave it waiting for its timeout.
 	 */
+	SHIM_STATS_ADD(sc->stats, errors, 1);
 	rdma_conn_put_send(c, (uint32_t)idx);
 	rdma_pool_put(c->dev, sc->reply_pb);
 	rdma_pool_put(c->dev, sc->ddp_pb);
@@ -957,6 +970,7 @@ sc_destroy(SVCXPRT *xprt)
 		}
 	}
 	shim_log(SHIM_LOG_DEBUG, "server: connection closed");
+	shim_stats_close(sc->stats);
 	if (sc->conn) {
 		rdma_conn_disconnect(sc->conn);
 		/* Read targets are released once the queue pair is gone. */
@@ -1064,6 +1078,19 @@ on_connect_request(struct svc_rdma_listener *lst, struct rdma_cm_event *ev)
 	sc->next = lst->conns;
 	lst->conns = sc;
 	xprt_register(&sc->xprt);
+
+	SHIM_STATS_ADD(lst->stats, connections, 1);
+	sc->stats = shim_stats_open(SHIM_STATS_SERVER, SHIM_STATS_RDMA,
+				    (struct sockaddr *)&sc->raddr,
+				    (struct sockaddr *)&sc->laddr);
+	if (sc->stats) {
+		sc->stats->inline_send = c->send_max;
+		sc->stats->inline_recv = c->recv_max;
+		sc->stats->credits = lst->params.credits;
+		sc->stats->rinv = c->rinv;
+		sc->stats->peer_pdata = c->peer_pd_valid;
+		shim_stats_publish(sc->stats);
+	}
 
 	{
 		char peer[INET6_ADDRSTRLEN] = "?";
@@ -1195,16 +1222,28 @@ static const struct xp_ops2 listener_ops2 = {
 
 /* The TCP rendezvous is going away: take the RDMA listener with it. */
 static void
-tcp_destroy_hook(SVCXPRT *tcp_xprt)
+tcp_destroyed(SVCXPRT *tcp_xprt, void *arg)
 {
-	struct svc_rdma_listener *lst = (struct svc_rdma_listener *)
-		((char *)tcp_xprt->xp_ops - offsetof(struct svc_rdma_listener, tcp_ops));
-	void (*orig_destroy)(SVCXPRT *) = lst->tcp_ops_orig->xp_destroy;
+	struct svc_rdma_listener *lst = arg, **pp;
 
-	tcp_xprt->xp_ops = lst->tcp_ops_orig;
+	for (pp = &listeners; *pp; pp = &(*pp)->next) {
+		if (*pp == lst) {
+			*pp = lst->next;
+			break;
+		}
+	}
 	xprt_unregister(&lst->xprt);
 	lst_free(lst);
-	orig_destroy(tcp_xprt);
+}
+
+void
+svc_rdma_set_stats(SVCXPRT *tcp_xprt, struct shim_stats_conn *s)
+{
+	struct svc_rdma_listener *lst;
+
+	for (lst = listeners; lst; lst = lst->next)
+		if (lst->tcp_xprt == tcp_xprt)
+			lst->stats = s;
 }
 
 static bool
@@ -1302,12 +1341,15 @@ svc_rdma_listen(SVCXPRT *tcp_xprt, const struct sockaddr *addr, u_int sendsz,
 	}
 	xprt_register(&lst->xprt);
 
-	/* Hook the TCP rendezvous' destroy so both go away together. */
+	/* The listener goes away with the TCP rendezvous. */
+	if (svc_hook_destroy(tcp_xprt, tcp_destroyed, lst)) {
+		xprt_unregister(&lst->xprt);
+		err = ENOMEM;
+		goto out_free;
+	}
 	lst->tcp_xprt = tcp_xprt;
-	lst->tcp_ops_orig = tcp_xprt->xp_ops;
-	lst->tcp_ops = *tcp_xprt->xp_ops;
-	lst->tcp_ops.xp_destroy = tcp_destroy_hook;
-	tcp_xprt->xp_ops = &lst->tcp_ops;
+	lst->next = listeners;
+	listeners = lst;
 	(void)sendsz;
 	(void)recvsz;
 	*why = RDMA_FAIL_NONE;

@@ -17,6 +17,7 @@
 #include <rpc/rpc.h>
 
 #include "rdma_conn.h"
+#include "stats.h"
 
 struct svc_rdma_params {
 	uint32_t inline_send;
@@ -35,5 +36,11 @@ struct svc_rdma_params {
 int svc_rdma_listen(SVCXPRT *tcp_xprt, const struct sockaddr *addr,
 		    u_int sendsz, u_int recvsz,
 		    const struct svc_rdma_params *params, enum rdma_fail *why);
+
+/*
+ * The listener's statistics slot (owned by the caller, who closes it when
+ * tcp_xprt goes): accepted connections are counted there.
+ */
+void svc_rdma_set_stats(SVCXPRT *tcp_xprt, struct shim_stats_conn *s);
 
 #endif
