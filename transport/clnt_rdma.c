@@ -1214,7 +1214,12 @@ clnt_rdma_create(int fd, const struct netbuf *raddr, const struct sockaddr *dst,
 					why, err);
 	if (!ct->ct_conn)
 		goto out_free;
-	ct->ct_max_reply = p->max_reply + RDMA_MSG_HDR_SLACK;
+	/*
+	 * The Reply chunk covers the largest reply accepted: max_reply, or
+	 * the recvsz the program asked for when that is larger.
+	 */
+	ct->ct_max_reply = (recvsz > p->max_reply ? recvsz : p->max_reply) +
+			   RDMA_MSG_HDR_SLACK;
 	if (ct->ct_max_reply > UINT32_MAX)
 		ct->ct_max_reply = UINT32_MAX;
 
@@ -1261,7 +1266,6 @@ windows_done:
 	cl->cl_netid = NULL;
 	cl->cl_tp = NULL;
 	(void)sendsz;
-	(void)recvsz;
 	return cl;
 
 out_mw:
