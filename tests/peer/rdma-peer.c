@@ -273,6 +273,7 @@ struct opts {
 	unsigned int answer_ms;
 	unsigned int quiet_ms;
 	unsigned int connections;
+	bool keep_chunks;
 	const char *ready;
 	char **cases;
 	int ncases;
@@ -302,12 +303,17 @@ usage(void)
 		"                        (default %d)\n"
 		"  --connections N       serve: end after N connections closed (accept,\n"
 		"                        rkey-after-reply) or N requests rejected (default 1)\n"
+		"  --keep-chunks         call: leave the memory of each call's chunks\n"
+		"                        registered after its answer (a careless client)\n"
 		"  -r, --ready FILE      serve: write \"ready PORT\" to FILE once listening\n"
 		"  -v, --verbose         print every RDMA-CM event\n"
 		"call cases, run in order on one connection; CASE[=EXPECT] overrides the\n"
 		"expected answer (success, vers, badheader, none, prog-unavail, any):\n"
 		"  null echo:N sink:N source:N noprog badvers msgp done badproc[:N]\n"
 		"  badchunk[:disc|trunc|count] xidmismatch short rdmaerror\n"
+		"  null, echo, sink, source and noprog take chunks: +read (the call in a\n"
+		"  position-zero Read chunk), +reply (a Reply chunk), +write (a Write\n"
+		"  chunk for the result of echo and source), e.g. echo:8000+read+reply\n"
 		"exit status: 0 as expected, 1 not as expected, 2 setup failed, 64 usage\n",
 		progname, progname, RPCTEST_PROG, RPCTEST_VERS, DEFAULT_TIMEOUT_S,
 		DEFAULT_ANSWER_MS, DEFAULT_QUIET_MS);
@@ -392,7 +398,7 @@ parse_options(struct opts *o, int argc, char **argv)
 {
 	enum {
 		OPT_PDATA = 256, OPT_PROG, OPT_VERS, OPT_CREDITS, OPT_TIMEOUT,
-		OPT_ANSWER, OPT_QUIET, OPT_CONNS,
+		OPT_ANSWER, OPT_QUIET, OPT_CONNS, OPT_KEEP,
 	};
 	static const struct option longopts[] = {
 		{ "addr", required_argument, NULL, 'a' },
@@ -408,6 +414,7 @@ parse_options(struct opts *o, int argc, char **argv)
 		{ "answer-wait", required_argument, NULL, OPT_ANSWER },
 		{ "quiet-wait", required_argument, NULL, OPT_QUIET },
 		{ "connections", required_argument, NULL, OPT_CONNS },
+		{ "keep-chunks", no_argument, NULL, OPT_KEEP },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool credits_set = false;
@@ -475,6 +482,9 @@ parse_options(struct opts *o, int argc, char **argv)
 			break;
 		case OPT_QUIET:
 			o->quiet_ms = (unsigned int)parse_number(optarg, 3600000);
+			break;
+		case OPT_KEEP:
+			o->keep_chunks = true;
 			break;
 		case OPT_CONNS:
 			o->connections = (unsigned int)parse_number(optarg, 100000);
@@ -1076,20 +1086,21 @@ static const struct case_desc {
 	const char *name;
 	enum expect expect;
 	enum case_arg arg;
+	bool chunks;		/* a valid call that may offer chunks */
 } case_descs[C_COUNT] = {
-	[C_NULL] = { "null", EXP_SUCCESS, ARG_NONE },
-	[C_ECHO] = { "echo", EXP_SUCCESS, ARG_SIZE },
-	[C_SINK] = { "sink", EXP_SUCCESS, ARG_SIZE },
-	[C_SOURCE] = { "source", EXP_SUCCESS, ARG_SIZE },
-	[C_NOPROG] = { "noprog", EXP_PROG_UNAVAIL, ARG_NONE },
-	[C_BADVERS] = { "badvers", EXP_VERS, ARG_NONE },
-	[C_MSGP] = { "msgp", EXP_BADHEADER, ARG_NONE },
-	[C_DONE] = { "done", EXP_BADHEADER, ARG_NONE },
-	[C_BADPROC] = { "badproc", EXP_BADHEADER, ARG_OPT_NUMBER },
-	[C_BADCHUNK] = { "badchunk", EXP_BADHEADER, ARG_OPT_WORD },
-	[C_XIDMISMATCH] = { "xidmismatch", EXP_BADHEADER, ARG_NONE },
-	[C_SHORT] = { "short", EXP_NONE, ARG_NONE },
-	[C_RDMAERROR] = { "rdmaerror", EXP_NONE, ARG_NONE },
+	[C_NULL] = { "null", EXP_SUCCESS, ARG_NONE, true },
+	[C_ECHO] = { "echo", EXP_SUCCESS, ARG_SIZE, true },
+	[C_SINK] = { "sink", EXP_SUCCESS, ARG_SIZE, true },
+	[C_SOURCE] = { "source", EXP_SUCCESS, ARG_SIZE, true },
+	[C_NOPROG] = { "noprog", EXP_PROG_UNAVAIL, ARG_NONE, true },
+	[C_BADVERS] = { "badvers", EXP_VERS, ARG_NONE, false },
+	[C_MSGP] = { "msgp", EXP_BADHEADER, ARG_NONE, false },
+	[C_DONE] = { "done", EXP_BADHEADER, ARG_NONE, false },
+	[C_BADPROC] = { "badproc", EXP_BADHEADER, ARG_OPT_NUMBER, false },
+	[C_BADCHUNK] = { "badchunk", EXP_BADHEADER, ARG_OPT_WORD, false },
+	[C_XIDMISMATCH] = { "xidmismatch", EXP_BADHEADER, ARG_NONE, false },
+	[C_SHORT] = { "short", EXP_NONE, ARG_NONE, false },
+	[C_RDMAERROR] = { "rdmaerror", EXP_NONE, ARG_NONE, false },
 };
 
 /* badchunk variants. */
@@ -1102,40 +1113,38 @@ struct pcase {
 	enum expect expect;
 	uint32_t num;		/* size, or the procedure of badproc */
 	enum badchunk variant;
+	bool c_read;		/* the call goes in a position-zero Read chunk */
+	bool c_write;		/* a Write chunk for the result */
+	bool c_reply;		/* a Reply chunk */
 };
 
+/* NAME[:ARG][+CHUNK...][=EXPECT] */
 static void
 parse_case(const char *text, struct pcase *pc)
 {
-	char name[64], arg[64] = "", ex[64] = "";
-	const char *colon, *eq;
-	size_t nlen;
+	char buf[128], *ex, *flags, *arg;
 	int k;
 
 	memset(pc, 0, sizeof(*pc));
 	pc->text = text;
-	eq = strchr(text, '=');
-	colon = strchr(text, ':');
-	if (colon && eq && colon > eq)
-		colon = NULL;
-	nlen = colon ? (size_t)(colon - text) : eq ? (size_t)(eq - text) : strlen(text);
-	if (nlen >= sizeof(name))
+	if (strlen(text) >= sizeof(buf))
 		usage_error("unknown case", text);
-	memcpy(name, text, nlen);
-	name[nlen] = '\0';
-	if (colon) {
-		size_t alen = eq ? (size_t)(eq - colon - 1) : strlen(colon + 1);
-
-		if (alen >= sizeof(arg) || !alen)
+	strcpy(buf, text);
+	ex = strchr(buf, '=');
+	if (ex)
+		*ex++ = '\0';
+	flags = strchr(buf, '+');
+	if (flags)
+		*flags++ = '\0';
+	arg = strchr(buf, ':');
+	if (arg) {
+		*arg++ = '\0';
+		if (!*arg)
 			usage_error("bad case argument", text);
-		memcpy(arg, colon + 1, alen);
-		arg[alen] = '\0';
 	}
-	if (eq)
-		snprintf(ex, sizeof(ex), "%s", eq + 1);
 
 	for (k = 0; k < C_COUNT; k++)
-		if (strcmp(name, case_descs[k].name) == 0)
+		if (strcmp(buf, case_descs[k].name) == 0)
 			break;
 	if (k == C_COUNT)
 		usage_error("unknown case", text);
@@ -1144,23 +1153,23 @@ parse_case(const char *text, struct pcase *pc)
 
 	switch (case_descs[k].arg) {
 	case ARG_NONE:
-		if (colon)
+		if (arg)
 			usage_error("this case takes no argument", text);
 		break;
 	case ARG_SIZE: {
 		char *end;
 
-		if (!colon || !parse_bytes(arg, &end, &pc->num) || *end ||
+		if (!arg || !parse_bytes(arg, &end, &pc->num) || *end ||
 		    pc->num > PEER_REGION / 2)
 			usage_error("this case needs a size (at most 2M)", text);
 		break;
 	}
 	case ARG_OPT_NUMBER:
-		pc->num = colon ? (uint32_t)parse_number(arg, UINT32_MAX) : 7;
+		pc->num = arg ? (uint32_t)parse_number(arg, UINT32_MAX) : 7;
 		break;
 	case ARG_OPT_WORD:
 		pc->variant = BC_DISC;
-		if (colon) {
+		if (arg) {
 			unsigned int v;
 
 			for (v = 0; v < 3; v++)
@@ -1172,7 +1181,28 @@ parse_case(const char *text, struct pcase *pc)
 		}
 		break;
 	}
-	if (eq) {
+
+	while (flags) {
+		char *next = strchr(flags, '+');
+
+		if (next)
+			*next++ = '\0';
+		if (strcmp(flags, "read") == 0)
+			pc->c_read = true;
+		else if (strcmp(flags, "write") == 0)
+			pc->c_write = true;
+		else if (strcmp(flags, "reply") == 0)
+			pc->c_reply = true;
+		else
+			usage_error("chunks are +read, +write and +reply", text);
+		flags = next;
+	}
+	if ((pc->c_read || pc->c_write || pc->c_reply) && !case_descs[k].chunks)
+		usage_error("chunks go with null, echo, sink, source and noprog", text);
+	if (pc->c_write && pc->kind != C_ECHO && pc->kind != C_SOURCE)
+		usage_error("a Write chunk goes with echo and source", text);
+
+	if (ex) {
 		for (k = 0; k < EXP_COUNT; k++)
 			if (strcmp(ex, expect_names[k]) == 0)
 				break;
@@ -1197,7 +1227,91 @@ struct answer {
 	const char *data;		/* result check, NULL when none */
 	bool over_inline;		/* longer than this end may receive */
 	unsigned int strays;		/* messages for other XIDs */
+	uint64_t reply_used;		/* octets the server put in the Reply chunk */
+	uint64_t write_used;		/* octets it put in the Write chunk */
 };
+
+/*
+ * Memory a call offers in chunks, registered for that call alone: the
+ * registration ends when the call has its answer (unless --keep-chunks),
+ * so the server's access must end too.
+ */
+struct chunk_mem {
+	uint8_t *mem;
+	struct ibv_mr *mr;
+	uint8_t *read_area, *write_area, *reply_area;
+	uint32_t read_len, write_len, reply_len;
+};
+
+/* --keep-chunks: registrations left alone until the connection ends. */
+static struct chunk_mem kept_chunks[PEER_MAX_CASES];
+static unsigned int nkept_chunks;
+
+static int
+chunk_alloc(struct pconn *c, struct chunk_mem *cm, uint32_t read_len,
+	    uint32_t write_len, uint32_t reply_len)
+{
+	size_t r = (read_len + 63u) & ~(size_t)63, w = (write_len + 63u) & ~(size_t)63;
+	size_t len = r + w + reply_len + 64;
+	void *p;
+
+	if (posix_memalign(&p, 4096, len))
+		return -ENOMEM;
+	memset(p, 0, len);
+	cm->mem = p;
+	cm->mr = ibv_reg_mr(c->pd, p, len, IBV_ACCESS_LOCAL_WRITE |
+			    IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE);
+	if (!cm->mr) {
+		free(p);
+		cm->mem = NULL;
+		return -ENOMEM;
+	}
+	cm->read_area = cm->mem;
+	cm->read_len = read_len;
+	cm->write_area = cm->mem + r;
+	cm->write_len = write_len;
+	cm->reply_area = cm->mem + r + w;
+	cm->reply_len = reply_len;
+	return 0;
+}
+
+static void
+chunk_release(struct chunk_mem *cm, bool keep)
+{
+	if (!cm->mr)
+		return;
+	if (keep && nkept_chunks < PEER_MAX_CASES) {
+		kept_chunks[nkept_chunks++] = *cm;
+	} else {
+		ibv_dereg_mr(cm->mr);
+		free(cm->mem);
+	}
+	memset(cm, 0, sizeof(*cm));
+}
+
+static void
+chunk_release_kept(void)
+{
+	while (nkept_chunks) {
+		struct chunk_mem *cm = &kept_chunks[--nkept_chunks];
+
+		ibv_dereg_mr(cm->mr);
+		free(cm->mem);
+	}
+}
+
+/* A segment describing len octets at p of a chunk registration. */
+static struct rpcrdma_segment
+chunk_segment(const struct chunk_mem *cm, const uint8_t *p, uint32_t len)
+{
+	struct rpcrdma_segment seg = {
+		.handle = cm->mr->rkey,
+		.length = len,
+		.offset = (uintptr_t)p,
+	};
+
+	return seg;
+}
 
 /* Arguments and results of one call, kept for verification. */
 struct call_io {
@@ -1209,6 +1323,7 @@ struct call_io {
 	void *args;
 	xdrproc_t xres;
 	void *res;
+	struct chunk_mem cm;
 };
 
 /* Decode an RDMA_MSG reply's RPC part and check the results. */
@@ -1262,6 +1377,61 @@ decode_rpc_reply(const uint8_t *payload, size_t plen, uint32_t xid,
 	}
 }
 
+/*
+ * The reply's Payload stream: inline (RDMA_MSG) or in the Reply chunk
+ * (RDMA_NOMSG), with the data the server wrote to the Write chunk put
+ * back after it (the opaque result is the last item, its length word
+ * stayed in the stream, s4.4.6), then decoded.
+ */
+static void
+decode_chunked_reply(struct pconn *c, const uint8_t *buf, uint32_t len,
+		     uint32_t hxid, const struct pcase *pc, struct call_io *io,
+		     struct answer *a)
+{
+	const struct rpcrdma_hdr *h = &c->hdr;
+	const uint8_t *payload = buf + h->hdrlen;
+	uint64_t plen = len - h->hdrlen;
+	unsigned int i;
+	uint8_t *whole;
+
+	if (h->proc == RDMA_NOMSG) {
+		if (!io->cm.reply_len || !h->has_reply) {
+			a->rpc = "nomsg_without_reply_chunk";
+			return;
+		}
+		for (plen = 0, i = 0; i < h->nreply; i++)
+			plen += h->reply[i].length;
+		if (plen > io->cm.reply_len) {
+			a->rpc = "reply_chunk_overrun";
+			return;
+		}
+		payload = io->cm.reply_area;
+		a->reply_used = plen;
+	}
+	if (io->cm.write_len && h->nwrites) {
+		for (i = 0; i < h->writes[0].nsegs; i++)
+			a->write_used += h->wsegs[h->writes[0].first + i].length;
+		if (a->write_used > io->cm.write_len) {
+			a->rpc = "write_chunk_overrun";
+			return;
+		}
+	}
+	if (!a->write_used) {
+		decode_rpc_reply(payload, plen, hxid, pc, io, a);
+		return;
+	}
+	whole = calloc(1, plen + a->write_used + 4);
+	if (!whole) {
+		a->rpc = "no_memory";
+		return;
+	}
+	memcpy(whole, payload, plen);
+	memcpy(whole + plen, io->cm.write_area, a->write_used);
+	decode_rpc_reply(whole, plen + rpcrdma_xdr_roundup((uint32_t)a->write_used),
+			 hxid, pc, io, a);
+	free(whole);
+}
+
 /* Take apart an answer to hxid (received in buf) into a. */
 static void
 parse_answer(struct pconn *c, const uint8_t *buf, uint32_t len, uint32_t hxid,
@@ -1295,9 +1465,8 @@ parse_answer(struct pconn *c, const uint8_t *buf, uint32_t len, uint32_t hxid,
 	if (rpcrdma_hdr_decode(buf, len, &c->hdr) != 0)
 		return;
 	a->hdr_ok = true;
-	if (a->proc == RDMA_MSG)
-		decode_rpc_reply(buf + c->hdr.hdrlen, len - c->hdr.hdrlen, hxid,
-				 pc, io, a);
+	if (a->proc == RDMA_MSG || a->proc == RDMA_NOMSG)
+		decode_chunked_reply(c, buf, len, hxid, pc, io, a);
 }
 
 /* Whether the answer is the one expected; *why says what differs. */
@@ -1331,7 +1500,7 @@ answer_expected(const struct answer *a, enum expect e, uint32_t sent_vers,
 	switch (e) {
 	case EXP_SUCCESS:
 	case EXP_PROG_UNAVAIL:
-		if (a->proc != RDMA_MSG || !a->hdr_ok)
+		if ((a->proc != RDMA_MSG && a->proc != RDMA_NOMSG) || !a->hdr_ok)
 			*why = "not_rdma_msg";
 		else if (!a->credits)
 			*why = "zero_credits";
@@ -1419,6 +1588,68 @@ wait_recv(struct pconn *c, int64_t deadline, uint32_t *idx, uint32_t *len)
 	}
 }
 
+/*
+ * A valid call offering chunks (RFC 8166 s4.4): the whole call in a
+ * position-zero Read chunk with RDMA_NOMSG (a Long Call, s4.5.3), a Write
+ * chunk of the size of the result, a Reply chunk with room for the whole
+ * reply.  Returns the length of the message in send_mem, 0 on error.
+ */
+static size_t
+build_chunked_call(struct pconn *c, const struct opts *o, const struct pcase *pc,
+		   uint32_t xid, uint32_t prog, uint32_t rpc_proc,
+		   struct call_io *io)
+{
+	struct rpcrdma_hdr *h = &c->rhdr;
+	size_t clen;
+	ssize_t hl;
+
+	clen = encode_call(c->call_mem, PEER_REGION, xid, prog, o->vers, rpc_proc,
+			   io->xargs, io->args);
+	if (!clen)
+		return 0;
+	if (chunk_alloc(c, &io->cm, pc->c_read ? (uint32_t)clen : 0,
+			pc->c_write ? pc->num : 0, pc->c_reply ? pc->num + 1024 : 0))
+		return 0;
+
+	h->xid = xid;
+	h->vers = RPCRDMA_VERSION;
+	h->credits = o->credits;
+	h->proc = pc->c_read ? RDMA_NOMSG : RDMA_MSG;
+	h->nreads = 0;
+	h->nwrites = 0;
+	h->nwsegs = 0;
+	h->has_reply = false;
+	h->nreply = 0;
+	if (pc->c_read) {
+		memcpy(io->cm.read_area, c->call_mem, clen);
+		h->nreads = 1;
+		h->reads[0].position = 0;
+		h->reads[0].target = chunk_segment(&io->cm, io->cm.read_area,
+						   (uint32_t)clen);
+	}
+	if (pc->c_write) {
+		h->nwrites = 1;
+		h->writes[0].first = 0;
+		h->writes[0].nsegs = 1;
+		h->nwsegs = 1;
+		h->wsegs[0] = chunk_segment(&io->cm, io->cm.write_area, io->cm.write_len);
+	}
+	if (pc->c_reply) {
+		h->has_reply = true;
+		h->nreply = 1;
+		h->reply[0] = chunk_segment(&io->cm, io->cm.reply_area, io->cm.reply_len);
+	}
+	hl = rpcrdma_hdr_encode(c->send_mem, PEER_SEND_BUF, h);
+	if (hl <= 0)
+		return 0;
+	if (pc->c_read)
+		return (size_t)hl;
+	if ((size_t)hl + clen > PEER_SEND_BUF)
+		return 0;
+	memcpy(c->send_mem + hl, c->call_mem, clen);
+	return (size_t)hl + clen;
+}
+
 /* Build the message of a case in send_mem; returns its length, 0 on error. */
 static size_t
 build_case(struct pconn *c, const struct opts *o, const struct pcase *pc,
@@ -1502,6 +1733,9 @@ build_case(struct pconn *c, const struct opts *o, const struct pcase *pc,
 	}
 	*sent_vers = vers;
 
+	if (pc->c_read || pc->c_write || pc->c_reply)
+		return build_chunked_call(c, o, pc, xid, prog, rpc_proc, io);
+
 	q = rpcrdma_encode_prefix(p, end, xid, vers, o->credits, proc);
 	if (!q)
 		return 0;
@@ -1541,8 +1775,9 @@ build_case(struct pconn *c, const struct opts *o, const struct pcase *pc,
 }
 
 static void
-free_io(struct call_io *io)
+free_io(struct call_io *io, bool keep_chunks)
 {
+	chunk_release(&io->cm, keep_chunks);
 	free(io->data.rpctest_data_val);
 	xdr_free(XDRPROC(xdr_rpctest_data), (char *)&io->res_data);
 }
@@ -1571,7 +1806,7 @@ run_case(struct pconn *c, const struct opts *o, const struct pcase *pc,
 	n = build_case(c, o, pc, xid, &io, &sent_vers);
 	if (!n) {
 		out("%s result=failed why=cannot_build", l.buf);
-		free_io(&io);
+		free_io(&io, o->keep_chunks);
 		return false;
 	}
 	line_add(&l, " sent=%zu", n);
@@ -1583,7 +1818,7 @@ run_case(struct pconn *c, const struct opts *o, const struct pcase *pc,
 	if (st != IBV_WC_SUCCESS) {
 		out("%s answer=send_failed status=\"%s\" result=failed why=send_failed",
 		    l.buf, wc_status_name(st));
-		free_io(&io);
+		free_io(&io, o->keep_chunks);
 		return false;
 	}
 
@@ -1631,6 +1866,10 @@ run_case(struct pconn *c, const struct opts *o, const struct pcase *pc,
 			line_add(&l, " rpc=%s%s", a.rpc, a.rpc_xid_ok ? "" : " rpc_xid=mismatch");
 		if (a.data)
 			line_add(&l, " data=%s", a.data);
+		if (pc->c_reply)
+			line_add(&l, " reply_chunk_used=%" PRIu64, a.reply_used);
+		if (pc->c_write)
+			line_add(&l, " write_chunk_used=%" PRIu64, a.write_used);
 		if (a.over_inline)
 			line_add(&l, " violation=answer_exceeds_inline limit=%u", c->own_recv);
 	}
@@ -1643,7 +1882,7 @@ run_case(struct pconn *c, const struct opts *o, const struct pcase *pc,
 		out("%s result=ok", l.buf);
 	else
 		out("%s result=failed why=%s", l.buf, why ? why : "disconnected");
-	free_io(&io);
+	free_io(&io, o->keep_chunks);
 	return ok;
 }
 
@@ -1795,6 +2034,7 @@ run_call(const struct opts *o)
 				break;
 		}
 	}
+	chunk_release_kept();
 	conn_free(c);
 	out("summary cases=%d ok=%u failed=%u not_run=%u result=%s%s",
 	    o->ncases, nok, nfail, notrun, nfail || notrun ? "failed" : "ok",
