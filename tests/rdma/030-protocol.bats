@@ -20,7 +20,8 @@ setup() {
 # assert_case CASE REGEX: the peer ran CASE as expected and its answer
 # (the part after "sent=N") matches REGEX.
 assert_case() {
-	assert_line --regexp "^case=$1 expect=[a-z-]+ xid=0x[0-9a-f]{8} sent=[0-9]+( sent_over_inline=[0-9]+)? $2 result=ok$"
+	local name=${1//+/\\+}
+	assert_line --regexp "^case=$name expect=[a-z-]+ xid=0x[0-9a-f]{8} sent=[0-9]+( sent_over_inline=[0-9]+)? $2 result=ok$"
 }
 
 # assert_calls_within LIMIT: every call the serving peer received was at
@@ -76,6 +77,31 @@ assert_calls_within() {
 	client --shim -m tli -h "$RXE_ADDR" -p "$port" -o null,echo,sink,source -s 0,100,3000
 	assert_client_ran null,echo,sink,source 0,100,3000
 	assert_line --regexp ': RDMA, inline 4096/4096, '
+	stop_server
+}
+
+@test "the shim server takes calls offering chunks, and serves Long Calls and Long Replies" {
+	local port
+	port=$(free_port)
+	start_server --shim -m tli -a "$RXE_ADDR" -p "$port"
+
+	# Chunks offered where everything fits inline: the server may use
+	# them or not, the answer must be right either way.
+	peer_call -a "$RXE_ADDR" -p "$port" \
+		null+reply echo:100+reply source:100+write echo:3000+write+reply sink:1000+reply null
+	assert_success
+	assert_line --regexp '^summary cases=6 ok=6 failed=0 '
+
+	# A call in a position-zero Read chunk (RDMA_NOMSG), and replies that
+	# only fit the Reply chunk or the Write chunk offered.
+	peer_call -a "$RXE_ADDR" -p "$port" \
+		echo:6000+read+reply sink:6000+read source:6000+reply source:6000+write null
+	if ((status != 0)) && grep -qE "not supported|exceeds the inline threshold" "$SERVER_LOG"; then
+		skip "the shim server does not serve Long Calls or Long Replies yet"
+	fi
+	assert_success
+	assert_case echo:6000+read+reply 'answer=RDMA_(MSG|NOMSG) .* rpc=SUCCESS data=ok reply_chunk_used=[0-9]+'
+	assert_case source:6000+reply 'answer=RDMA_NOMSG .* rpc=SUCCESS data=ok reply_chunk_used=60[0-9][0-9]'
 	stop_server
 }
 
@@ -176,6 +202,22 @@ assert_calls_within() {
 	assert_calls_within 2048
 }
 
+@test "the shim client's Long Calls and Long Replies through the peer's chunk handling" {
+	start_peer -a "$RXE_ADDR" -p 0 --connections 1 accept
+
+	client --shim -m tli -h "$RXE_ADDR" -p "$PEER_PORT" -o null,echo,sink,source -s 100,6000,100000
+	if ((status != 0)) && grep -q "Message too long" <<<"$output"; then
+		skip "the shim client does not send Long Calls or take Long Replies yet"
+	fi
+	assert_client_ran null,echo,sink,source 100,6000,100000
+
+	wait_peer
+	assert_peer_ok
+	assert_calls_within 4096
+	# Something travelled in chunks.
+	assert_line --regexp '^call .* (reads=[1-9]|writes=[1-9]|reply_chunk=[1-9])'
+}
+
 @test "the shim client takes a grant of zero credits as one" {
 	start_peer -a "$RXE_ADDR" -p 0 --credits 0 accept
 
@@ -205,4 +247,47 @@ assert_calls_within() {
 	refute_line --regexp '^late_(write|read)=ok '
 	assert_line --regexp '^late_write=failed '
 	assert_line --regexp '^late_read=failed '
+}
+
+@test "rdma-peer against itself: chunks both ways, and rkey-after-reply catches memory left exposed" {
+	start_peer -a "$RXE_ADDR" -p 0 accept
+	peer_call -a "$RXE_ADDR" -p "$PEER_PORT" \
+		echo:100+reply source:6000+reply source:6000+write echo:6000+read+reply \
+		sink:6000+read echo:6000+read+write+reply null+read null
+	assert_success
+	assert_case echo:100+reply 'answer=RDMA_MSG len=156 .* data=ok reply_chunk_used=0'
+	assert_case source:6000+reply 'answer=RDMA_NOMSG len=[0-9]+ .* data=ok reply_chunk_used=6028'
+	assert_case source:6000+write 'answer=RDMA_MSG len=[0-9]+ .* data=ok write_chunk_used=6000'
+	assert_case echo:6000+read+reply 'answer=RDMA_NOMSG len=[0-9]+ .* data=ok reply_chunk_used=6028'
+	assert_case sink:6000+read 'answer=RDMA_MSG len=68 .* data=ok'
+	wait_peer
+	assert_peer_ok
+	assert_line --regexp '^call conn=1 xid=0x[0-9a-f]{8} proc=RDMA_NOMSG vers=1 credits=8 reads=1 writes=0 reply_chunk=1:7024 len=[0-9]+$'
+
+	# A client that deregisters each call's memory once it has the
+	# answer: the late Write and Read fail, and take the connection.
+	start_peer -a "$RXE_ADDR" -p 0 rkey-after-reply
+	peer_call -a "$RXE_ADDR" -p "$PEER_PORT" source:6000+reply null
+	assert_failure 1
+	assert_line --regexp '^case=null .* answer=disconnected result=failed'
+	wait_peer
+	assert_peer_ok
+	assert_line --regexp '^late_write=failed status="remote access error" conn=1 of_xid=0x[0-9a-f]{8} target=reply '
+
+	start_peer -a "$RXE_ADDR" -p 0 rkey-after-reply
+	peer_call -a "$RXE_ADDR" -p "$PEER_PORT" sink:6000+read null
+	assert_failure 1
+	wait_peer
+	assert_peer_ok
+	assert_line --regexp '^late_read=failed status="remote access error" conn=1 '
+
+	# A careless client that leaves it registered is caught.
+	start_peer -a "$RXE_ADDR" -p 0 rkey-after-reply
+	peer_call -a "$RXE_ADDR" -p "$PEER_PORT" --keep-chunks echo:6000+read+reply null
+	assert_success
+	wait_peer
+	((PEER_STATUS == 1)) || fail "rdma-peer exited $PEER_STATUS, not 1"
+	assert_line --regexp '^late_write=ok '
+	assert_line --regexp '^late_read=ok '
+	assert_line --regexp '^summary case=rkey-after-reply .* late_tested=2 late_exposed=2 result=failed why=memory_still_exposed$'
 }
