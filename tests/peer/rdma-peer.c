@@ -274,6 +274,7 @@ struct opts {
 	unsigned int quiet_ms;
 	unsigned int connections;
 	bool keep_chunks;
+	int rd_atom;			/* call: -1, or what the connect offers */
 	const char *ready;
 	char **cases;
 	int ncases;
@@ -303,6 +304,9 @@ usage(void)
 		"                        (default %d)\n"
 		"  --connections N       serve: end after N connections closed (accept,\n"
 		"                        rkey-after-reply) or N requests rejected (default 1)\n"
+		"  --rd-atom N           call: offer N as both responder_resources and\n"
+		"                        initiator_depth in the connect (default: what\n"
+		"                        the device allows, at most 8)\n"
 		"  --keep-chunks         call: leave the memory of each call's chunks\n"
 		"                        registered after its answer (a careless client)\n"
 		"  -r, --ready FILE      serve: write \"ready PORT\" to FILE once listening\n"
@@ -398,7 +402,7 @@ parse_options(struct opts *o, int argc, char **argv)
 {
 	enum {
 		OPT_PDATA = 256, OPT_PROG, OPT_VERS, OPT_CREDITS, OPT_TIMEOUT,
-		OPT_ANSWER, OPT_QUIET, OPT_CONNS, OPT_KEEP,
+		OPT_ANSWER, OPT_QUIET, OPT_CONNS, OPT_KEEP, OPT_RDATOM,
 	};
 	static const struct option longopts[] = {
 		{ "addr", required_argument, NULL, 'a' },
@@ -415,6 +419,7 @@ parse_options(struct opts *o, int argc, char **argv)
 		{ "quiet-wait", required_argument, NULL, OPT_QUIET },
 		{ "connections", required_argument, NULL, OPT_CONNS },
 		{ "keep-chunks", no_argument, NULL, OPT_KEEP },
+		{ "rd-atom", required_argument, NULL, OPT_RDATOM },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool credits_set = false;
@@ -441,6 +446,7 @@ parse_options(struct opts *o, int argc, char **argv)
 	o->answer_ms = DEFAULT_ANSWER_MS;
 	o->quiet_ms = DEFAULT_QUIET_MS;
 	o->connections = 1;
+	o->rd_atom = -1;
 
 	argc--;
 	argv++;
@@ -485,6 +491,9 @@ parse_options(struct opts *o, int argc, char **argv)
 			break;
 		case OPT_KEEP:
 			o->keep_chunks = true;
+			break;
+		case OPT_RDATOM:
+			o->rd_atom = (int)parse_number(optarg, 255);
 			break;
 		case OPT_CONNS:
 			o->connections = (unsigned int)parse_number(optarg, 100000);
@@ -1940,11 +1949,17 @@ client_connect(const struct opts *o)
 			rdma_ack_cm_event(ev);
 			goto fail;
 		}
-		if (want == RDMA_CM_EVENT_ESTABLISHED)
+		if (want == RDMA_CM_EVENT_ESTABLISHED) {
 			c->peer_pd_valid = report_pdata("server",
 							ev->param.conn.private_data,
 							ev->param.conn.private_data_len,
 							&c->peer_pd);
+			/* What the accept granted, against what we offered. */
+			out("server_accept initiator_depth=%u responder_resources=%u offered_initiator_depth=%u offered_responder_resources=%u",
+			    ev->param.conn.initiator_depth,
+			    ev->param.conn.responder_resources, c->initiator_depth,
+			    c->responder_resources);
+		}
 		rdma_ack_cm_event(ev);
 
 		if (step == 0) {
@@ -1962,6 +1977,10 @@ client_connect(const struct opts *o)
 			memset(&param, 0, sizeof(param));
 			param.private_data_len = build_pdata(o, pdata);
 			param.private_data = param.private_data_len ? pdata : NULL;
+			if (o->rd_atom >= 0) {
+				c->responder_resources = (uint8_t)o->rd_atom;
+				c->initiator_depth = (uint8_t)o->rd_atom;
+			}
 			param.responder_resources = c->responder_resources;
 			param.initiator_depth = c->initiator_depth;
 			param.retry_count = 6;

@@ -105,6 +105,47 @@ assert_calls_within() {
 	stop_server
 }
 
+@test "the shim server's accept grants no more RDMA Reads than the client offered to serve" {
+	local port n
+	port=$(free_port)
+	start_server --shim -m tli -a "$RXE_ADDR" -p "$port"
+
+	# The accept's initiator_depth (Reads the server may have in flight
+	# against the client) must not exceed the connect's
+	# responder_resources, nor its responder_resources the connect's
+	# initiator_depth: the client's queue pair is set up for no more.
+	for n in 4 1 0; do
+		peer_call -a "$RXE_ADDR" -p "$port" --rd-atom "$n" null
+		assert_success
+		local line
+		line=$(grep '^server_accept ' <<<"$output")
+		[[ $line =~ initiator_depth=([0-9]+)\ responder_resources=([0-9]+) ]] ||
+			fail "no server_accept line: $output"
+		((BASH_REMATCH[1] <= n && BASH_REMATCH[2] <= n)) ||
+			fail "offered $n/$n, the accept took initiator_depth=${BASH_REMATCH[1]} responder_resources=${BASH_REMATCH[2]}"
+	done
+	stop_server
+}
+
+@test "over IPv6 (RXE_ADDR6): the peer calls the shim server, and the shim client calls the peer" {
+	require_env RXE_ADDR6
+	local port
+	port=$(free_port)
+	start_server --shim -m tli -a "$RXE_ADDR6" -p "$port"
+	peer_call -a "$RXE_ADDR6" -p "$port" null echo:3000 badvers badchunk short null
+	assert_success
+	assert_line "connected addr=$RXE_ADDR6 port=$port pdata=4096:4096 send_max=4096 recv_max=4096"
+	assert_line --regexp '^summary cases=6 ok=6 '
+	stop_server
+
+	start_peer -a "$RXE_ADDR6" -p 0 accept
+	client --shim -m tli -n tcp6 -h "$RXE_ADDR6" -p "$PEER_PORT" -o null,echo,sink,source -s 0,100,3000
+	assert_client_ran null,echo,sink,source 0,100,3000
+	wait_peer
+	assert_peer_ok
+	assert_line --regexp "^connect_request n=1 from=${RXE_ADDR6} port=[0-9]+ "
+}
+
 @test "RFC 8797: the shim server's accept carries its configured sizes, and honours the peer's" {
 	local port
 	port=$(free_port)
