@@ -54,10 +54,12 @@ $(rdma resource show qp 2>&1)"
 	port=$(free_port)
 	start_server --shim -m tli -a "$RXE_ADDR" -p "$port"
 
-	start_client_bg "$BATS_TEST_TMPDIR/bg1.out" -m tli -h "$RXE_ADDR" -p "$port" -o "$OPS" -s "$SIZES" -c 40
+	start_client_bg "$BATS_TEST_TMPDIR/bg1.out" -m tli -h "$RXE_ADDR" -p "$port" -o "$OPS" -s "$SIZES" -c 60
 	a=$BG_PID
-	start_client_bg "$BATS_TEST_TMPDIR/bg2.out" -m tli -h "$RXE_ADDR" -p "$port" -o "$OPS" -s "$SIZES" -c 40
+	start_client_bg "$BATS_TEST_TMPDIR/bg2.out" -m tli -h "$RXE_ADDR" -p "$port" -o "$OPS" -s "$SIZES" -c 60
 	b=$BG_PID
+	# Both connected at once: the server holds two queue pairs.
+	wait_qps rpctest-server 2 30
 	wait_bg "$a" 120
 	local sa=$BG_STATUS
 	wait_bg "$b" 120
@@ -65,11 +67,11 @@ $(rdma resource show qp 2>&1)"
 
 	run cat "$BATS_TEST_TMPDIR/bg1.out"
 	((sa == 0)) || fail "first client exited $sa"
-	assert_client_ran "$OPS" "$SIZES" 40
+	assert_client_ran "$OPS" "$SIZES" 60
 	assert_line --regexp ': RDMA, inline '
 	run cat "$BATS_TEST_TMPDIR/bg2.out"
 	((sb == 0)) || fail "second client exited $sb"
-	assert_client_ran "$OPS" "$SIZES" 40
+	assert_client_ran "$OPS" "$SIZES" 60
 	assert_line --regexp ': RDMA, inline '
 
 	run grep -c "RDMA connection from" "$SERVER_LOG"
