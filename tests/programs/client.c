@@ -9,10 +9,16 @@
  *   tli     clnt_tli_create(RPC_ANYFD, nconf, &addr, ...) address and -p port
  *   tcp     clnttcp_create(&sin, ...)                     IPv4 address and -p port
  *
+ * -R N makes and destroys the handle N times, running the whole set on
+ * each; with -b it also reports the open descriptors and the resident
+ * size after the first and after the last handle, so a test can see that
+ * nothing accumulates.
+ *
  * Exit status: 0 all calls verified, 1 an RPC or setup error (the
  * clnt_sperror text is printed), 2 a reply that does not match, 64 usage.
  */
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <netdb.h>
@@ -79,6 +85,8 @@ struct options {
 	size_t sizes[MAX_LIST];
 	unsigned int nsizes;
 	unsigned long count;
+	unsigned long cycles;
+	bool cycles_set;
 	bool bench;
 	bool quiet;
 };
@@ -101,7 +109,7 @@ usage(void)
 	fprintf(stderr,
 		"usage: %s [-h HOST] [-m create|tp|tli|tcp] [-p PORT] [-n tcp|tcp6]\n"
 		"          [-A none|sys] [-t SECONDS] [-o OPS] [-s SIZES] [-c COUNT]\n"
-		"          [-P PROG] [-b] [-q]\n"
+		"          [-R CYCLES] [-P PROG] [-b] [-q]\n"
 		"  -h HOST   server name or address (default localhost)\n"
 		"  -m MODE   create: clnt_create, tp: clnt_tp_create (both via rpcbind),\n"
 		"            tli: clnt_tli_create, tcp: clnttcp_create (both need -p)\n"
@@ -114,9 +122,13 @@ usage(void)
 		"  -s SIZES  comma list of byte counts with optional K or M suffix and\n"
 		"            an optional +N, e.g. 0,1,4K,1M+3 (default 0,1,100,1000,4K,64K,1M,1M+3)\n"
 		"  -c COUNT  run the whole set COUNT times (default 1)\n"
+		"  -R N      create and destroy the client handle N times, running the\n"
+		"            set (COUNT times) with each; with -b, also print descriptors\n"
+		"            and resident size after the first and the last (default 1)\n"
 		"  -P PROG   program number (default 0x%x)\n"
 		"  -b        print timing per op and size: calls, seconds, calls/s,\n"
-		"            MB/s (10^6 payload bytes per second, both directions), mean latency\n"
+		"            MB/s (10^6 payload bytes per second, both directions), mean latency;\n"
+		"            with -R: cycles=N fds_before= fds_after= rss_kb_before= rss_kb_after=\n"
 		"  -q        quiet: no per-call lines and no final line\n"
 		"exit status: 0 verified, 1 RPC error, 2 reply mismatch, 64 usage\n",
 		progname, RPCTEST_PROG);
@@ -675,10 +687,11 @@ parse_options(struct options *o, int argc, char **argv)
 	o->timeout = 25;
 	o->prog = RPCTEST_PROG;
 	o->count = 1;
+	o->cycles = 1;
 	parse_ops(o, "null,echo,sink,source,mixed");
 	parse_sizes(o, "0,1,100,1000,4K,64K,1M,1M+3");
 
-	while ((opt = getopt(argc, argv, "h:m:p:n:A:t:o:s:c:P:bq")) != -1) {
+	while ((opt = getopt(argc, argv, "h:m:p:n:A:t:o:s:c:R:P:bq")) != -1) {
 		switch (opt) {
 		case 'h':
 			o->host = optarg;
@@ -724,6 +737,10 @@ parse_options(struct options *o, int argc, char **argv)
 		case 'c':
 			o->count = parse_number(optarg, 1, ULONG_MAX);
 			break;
+		case 'R':
+			o->cycles = parse_number(optarg, 1, ULONG_MAX);
+			o->cycles_set = true;
+			break;
 		case 'P':
 			o->prog = (rpcprog_t)parse_number(optarg, 1, 0xffffffffUL);
 			break;
@@ -747,23 +764,56 @@ parse_options(struct options *o, int argc, char **argv)
 		usage_error("-m tcp (clnttcp_create) is IPv4 only; netid", o->netid);
 }
 
-int
-main(int argc, char **argv)
+/* --- resources ------------------------------------------------------------- */
+
+/* Open descriptors of this process (the directory's own one included). */
+static long
+count_fds(void)
 {
-	struct options o;
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	long n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)) != NULL)
+		if (e->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n;
+}
+
+/* Resident set size in KiB (VmRSS), or -1. */
+static long
+rss_kb(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	long kb = -1;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmRSS: %ld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
+/* --- main ------------------------------------------------------------------- */
+
+/* One client handle: create it, run the set o->count times, destroy it. */
+static void
+run_cycle(const struct options *o, unsigned long cycle)
+{
 	struct timeval tv;
 	CLIENT *clnt;
 
-	parse_options(&o, argc, argv);
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	/* A server that goes away is an RPC error, not a reason to die. */
-	signal(SIGPIPE, SIG_IGN);
-
-	clnt = make_client(&o);
-	tv.tv_sec = o.timeout;
+	clnt = make_client(o);
+	tv.tv_sec = o->timeout;
 	tv.tv_usec = 0;
 	clnt_control(clnt, CLSET_TIMEOUT, (char *)&tv);
-	if (o.auth_sys) {
+	if (o->auth_sys) {
 		AUTH *auth = authunix_create_default();
 
 		if (!auth) {
@@ -774,19 +824,52 @@ main(int argc, char **argv)
 		clnt->cl_auth = auth;
 	}
 
-	for (unsigned long iter = 0; iter < o.count; iter++) {
-		for (unsigned int oi = 0; oi < o.nops; oi++) {
-			unsigned int n = op_desc[o.ops[oi]].sized ? o.nsizes : 1;
+	for (unsigned long i = 0; i < o->count; i++) {
+		unsigned long iter = cycle * o->count + i;
+
+		for (unsigned int oi = 0; oi < o->nops; oi++) {
+			unsigned int n = op_desc[o->ops[oi]].sized ? o->nsizes : 1;
 
 			for (unsigned int si = 0; si < n; si++)
-				run_op(clnt, &o, oi, si, iter);
+				run_op(clnt, o, oi, si, iter);
 		}
 	}
 
 	auth_destroy(clnt->cl_auth);
 	clnt_destroy(clnt);
-	if (o.bench)
+}
+
+int
+main(int argc, char **argv)
+{
+	struct options o;
+	long fds_before = 0, fds_after, rss_before = 0, rss_after;
+
+	parse_options(&o, argc, argv);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	/* A server that goes away is an RPC error, not a reason to die. */
+	signal(SIGPIPE, SIG_IGN);
+
+	for (unsigned long cycle = 0; cycle < o.cycles; cycle++) {
+		run_cycle(&o, cycle);
+		/*
+		 * "Before" is after the first handle: what libtirpc and the
+		 * libraries below it set up once is not growth.
+		 */
+		if (cycle == 0) {
+			fds_before = count_fds();
+			rss_before = rss_kb();
+		}
+	}
+	fds_after = count_fds();
+	rss_after = rss_kb();
+
+	if (o.bench) {
 		print_bench(&o);
+		if (o.cycles_set)
+			printf("cycles=%lu fds_before=%ld fds_after=%ld rss_kb_before=%ld rss_kb_after=%ld\n",
+			       o.cycles, fds_before, fds_after, rss_before, rss_after);
+	}
 	if (!o.quiet)
 		printf("ok %lu calls\n", total_calls);
 	return 0;
