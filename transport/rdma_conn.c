@@ -371,16 +371,24 @@ apply_peer_pdata(struct rdma_conn *c, const void *data, size_t len)
 	c->rinv = c->local_pd.remote_inv && c->peer_pd.remote_inv;
 }
 
+/* RDMA Read resources we offer: what the device allows, at most 16. */
 static uint8_t
-rd_atom(int device_max, unsigned int peer)
+rd_atom_offer(int device_max)
 {
-	unsigned int v = device_max > 0 ? (unsigned int)device_max : 1;
+	int v = device_max < RDMA_RD_ATOM_MAX ? device_max : RDMA_RD_ATOM_MAX;
+
+	return (uint8_t)(v > 0 ? v : 1);
+}
+
+/* What the server may use: never more than the client offered (0 too). */
+static uint8_t
+rd_atom_accept(int device_max, unsigned int peer)
+{
+	unsigned int v = device_max > 0 ? (unsigned int)device_max : 0;
 
 	if (v > RDMA_RD_ATOM_MAX)
 		v = RDMA_RD_ATOM_MAX;
-	if (peer && v > peer)
-		v = peer;
-	return (uint8_t)(v ? v : 1);
+	return (uint8_t)(v < peer ? v : peer);
 }
 
 void
@@ -674,8 +682,8 @@ rdma_conn_connect(const struct sockaddr *dst, const struct sockaddr *src,
 	memset(&param, 0, sizeof(param));
 	param.private_data = pdata;
 	param.private_data_len = sizeof(pdata);
-	c->responder_resources = rd_atom(c->dev->attr.max_qp_rd_atom, 0);
-	c->initiator_depth = rd_atom(c->dev->attr.max_qp_init_rd_atom, 0);
+	c->responder_resources = rd_atom_offer(c->dev->attr.max_qp_rd_atom);
+	c->initiator_depth = rd_atom_offer(c->dev->attr.max_qp_init_rd_atom);
 	param.responder_resources = c->responder_resources;
 	param.initiator_depth = c->initiator_depth;
 	/* Bounded transport retries; RNR means broken flow control. */
@@ -733,9 +741,9 @@ rdma_conn_accept(struct rdma_cm_id *id, const struct rdma_conn_param *req,
 	param.private_data = pdata;
 	param.private_data_len = sizeof(pdata);
 	/* Reads we issue are bounded by what the client can answer. */
-	c->initiator_depth = rd_atom(c->dev->attr.max_qp_init_rd_atom,
+	c->initiator_depth = rd_atom_accept(c->dev->attr.max_qp_init_rd_atom,
 				     req->responder_resources);
-	c->responder_resources = rd_atom(c->dev->attr.max_qp_rd_atom,
+	c->responder_resources = rd_atom_accept(c->dev->attr.max_qp_rd_atom,
 					 req->initiator_depth);
 	param.initiator_depth = c->initiator_depth;
 	param.responder_resources = c->responder_resources;

@@ -23,6 +23,7 @@
 
 #include <rpc/rpc.h>
 #include <rpc/svc_mt.h>
+#include <uthash.h>
 
 #include "config/log.h"
 #include "hooks.h"
@@ -339,6 +340,9 @@ sc_read_chunks(struct svc_rdma_conn *sc, const struct rpcrdma_read_chunk *ch,
 	unsigned int k, i;
 	int ret;
 
+	/* A client that offered no Read resources cannot send Read chunks. */
+	if (!c->initiator_depth)
+		return -EBADMSG;
 	for (k = 0; k < nch; k++)
 		total += ch[k].length;
 	if (total > sc->lst->params.max_call + RDMA_MSG_HDR_SLACK)
@@ -1032,6 +1036,34 @@ conn_attr(const struct svc_rdma_params *p, struct rdma_conn_attr *a)
 	a->remote_inv = p->remote_inv;
 }
 
+/* Peer addresses whose connections were already logged at info. */
+struct seen_peer {
+	uint8_t addr[16];
+	UT_hash_handle hh;
+};
+static struct seen_peer *seen_peers;
+
+static bool
+first_from(const struct sockaddr *sa)
+{
+	struct seen_peer *p;
+	uint8_t key[16] = { 0 };
+
+	if (sa->sa_family == AF_INET6)
+		memcpy(key, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
+	else
+		memcpy(key, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+	HASH_FIND(hh, seen_peers, key, sizeof(key), p);
+	if (p)
+		return false;
+	p = calloc(1, sizeof(*p));
+	if (p) {
+		memcpy(p->addr, key, sizeof(key));
+		HASH_ADD(hh, seen_peers, addr, sizeof(p->addr), p);
+	}
+	return true;
+}
+
 static void
 on_connect_request(struct svc_rdma_listener *lst, struct rdma_cm_event *ev)
 {
@@ -1101,10 +1133,11 @@ on_connect_request(struct svc_rdma_listener *lst, struct rdma_cm_event *ev)
 			  (const void *)&((const struct sockaddr_in6 *)ra)->sin6_addr :
 			  (const void *)&((const struct sockaddr_in *)ra)->sin_addr,
 			  peer, sizeof(peer));
-		shim_log(SHIM_LOG_INFO,
+		/* Once per peer address at info: reconnects are routine. */
+		shim_log(first_from(ra) ? SHIM_LOG_INFO : SHIM_LOG_DEBUG,
 			 "server: RDMA connection from %s port %u: inline %u/%u%s, credits %u, R=%d",
-			 peer, sa_port(ra), c->recv_max, c->send_max,
-			 c->peer_pd_valid ? "" : " (no RFC 8797 private data)",
+			 peer, sa_port(ra), c->send_max, c->recv_max,
+			 c->peer_pd_valid ? "" : " (peer sent no RFC 8797 private data)",
 			 lst->params.credits, c->rinv);
 	}
 	return;

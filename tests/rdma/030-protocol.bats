@@ -169,7 +169,8 @@ assert_calls_within() {
 @test "RFC 8797: without private data the shim server replies inline up to 1024 octets" {
 	local port
 	port=$(free_port)
-	start_server --shim -m tli -a "$RXE_ADDR" -p "$port"
+	# Debug: every connection is logged, not only the first from an address.
+	start_server --shim --env RPCRDMA_SHIM_LOG_LEVEL=debug -m tli -a "$RXE_ADDR" -p "$port"
 
 	peer_call -a "$RXE_ADDR" -p "$port" --pdata none \
 		echo:900 source:900 echo:1100=badheader source:1100=badheader null
@@ -198,7 +199,7 @@ assert_calls_within() {
 		assert_case source:1100=badheader 'answer=RDMA_ERROR len=20 .* err=BADHEADER'
 	done
 	stop_server
-	run grep -c "inline 1024/1024 (no RFC 8797 private data)" "$SERVER_LOG"
+	run grep -c "inline 1024/1024 (peer sent no RFC 8797 private data)" "$SERVER_LOG"
 	assert_output 3
 }
 
