@@ -797,6 +797,7 @@ sc_reply(SVCXPRT *xprt, struct rpc_msg *msg)
 	struct ibv_sge sge[2];
 	struct rdma_pbuf *attach;
 	uint8_t *sbuf, *payload;
+	const char *why = NULL;
 	uint32_t lkey;
 	int nwr = 0, nsge, idx, ret;
 	bool_t ok;
@@ -815,8 +816,10 @@ sc_reply(SVCXPRT *xprt, struct rpc_msg *msg)
 	room = sc_reply_hdr_len(rq, rq->has_reply);
 	reply_cap = rq->has_reply ? segs_len(rq->reply, rq->nreply) : 0;
 	inline_cap = c->send_max > hlen_msg ? c->send_max - hlen_msg : 0;
-	if (room >= c->attr.send_buf_size)
+	if (room >= c->attr.send_buf_size) {
+		why = "the call's chunk lists leave no room for a reply";
 		goto out_error;
+	}
 
 	memset(&g, 0, sizeof(g));
 	g.buf = sbuf + room;
@@ -858,6 +861,8 @@ sc_reply(SVCXPRT *xprt, struct rpc_msg *msg)
 				 sc->xid, rq->has_reply ? "the client's Reply chunk" :
 				 "the inline threshold, and no Reply chunk was offered",
 				 (unsigned long long)g.limit);
+		else
+			why = "the reply cannot be encoded";
 		goto out_error;
 	}
 	payload = g.buf;
@@ -872,15 +877,21 @@ sc_reply(SVCXPRT *xprt, struct rpc_msg *msg)
 	h->nwsegs = rq->nwsegs;
 	memcpy(h->writes, rq->writes, sizeof(h->writes[0]) * rq->nwrites);
 	memcpy(h->wsegs, rq->wsegs, sizeof(h->wsegs[0]) * rq->nwsegs);
+	/* s4.4.6.2: unused chunks go back with zero lengths; a used one
+	 * gets the octets written (sc_build_writes, from its capacities). */
 	for (ret = 0; ret < (int)h->nwsegs; ret++)
-		h->wsegs[ret].length = 0;	/* s4.4.6.2: unused */
+		if (!d.used || (unsigned int)ret < h->writes[0].first ||
+		    (unsigned int)ret >= h->writes[0].first + h->writes[0].nsegs)
+			h->wsegs[ret].length = 0;
 	if (d.used) {
 		ret = sc_build_writes(sc, sc->ddp_pb->buf.addr,
 				      sc->ddp_pb->buf.mr->lkey, d.len,
 				      &h->wsegs[h->writes[0].first],
 				      h->writes[0].nsegs, 0);
-		if (ret < 0)
+		if (ret < 0) {
+			why = "the result does not fit the Write chunk";
 			goto out_error;
+		}
 		nwr = ret;
 	}
 
@@ -898,8 +909,10 @@ sc_reply(SVCXPRT *xprt, struct rpc_msg *msg)
 		memcpy(h->reply, rq->reply, sizeof(h->reply[0]) * rq->nreply);
 		ret = sc_build_writes(sc, payload, lkey, g.len, h->reply,
 				      h->nreply, (unsigned int)nwr);
-		if (ret < 0)
+		if (ret < 0) {
+			why = "the reply needs too many RDMA Writes";
 			goto out_error;
+		}
 		nwr = ret;
 		hlen = room;
 	} else {
@@ -909,8 +922,13 @@ sc_reply(SVCXPRT *xprt, struct rpc_msg *msg)
 			 rq->has_reply ? "the client's Reply chunk" : "no Reply chunk was offered");
 		goto out_error;
 	}
-	if (rpcrdma_hdr_encode(sbuf + room - hlen, hlen, h) != (ssize_t)hlen)
+	ret = (int)rpcrdma_hdr_encode(sbuf + room - hlen, hlen, h);
+	if (ret != (int)hlen) {
+		shim_log(SHIM_LOG_ERROR,
+			 "server: reply header for xid 0x%08x: %d octets, %zu expected",
+			 sc->xid, ret, hlen);
 		goto out_error;
+	}
 
 	nsge = 1;
 	sge[0].addr = (uintptr_t)(sbuf + room - hlen);
@@ -950,6 +968,9 @@ out_error:
 	 * s5.5.3: no RPC-level reply is possible for this XID.  Tell the
 	 * client rather than leave it waiting for its timeout.
 	 */
+	if (why)
+		shim_log(SHIM_LOG_WARN, "server: no reply to xid 0x%08x: %s",
+			 sc->xid, why);
 	SHIM_STATS_ADD(sc->stats, errors, 1);
 	rdma_conn_put_send(c, (uint32_t)idx);
 	rdma_pool_put(c->dev, sc->reply_pb);

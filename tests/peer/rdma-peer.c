@@ -2115,7 +2115,30 @@ late_access(struct server *s, struct pconn *c)
 	uint32_t n;
 	int st;
 
+	/*
+	 * A failed RDMA operation breaks the queue pair, so one access per
+	 * call is all there is: the Read chunk when there was one (a Long
+	 * Call), else the Reply or Write chunk.
+	 */
 	lt->pending = false;
+	if (lt->have_read) {
+		n = min_u32(PEER_LATE_LEN, lt->rseg.length);
+		st = rdma_sync(c, WR_READ, buf, n, lt->rseg.handle, lt->rseg.offset,
+			       bound(DEFAULT_ANSWER_MS));
+		s->late_tested++;
+		if (st == IBV_WC_SUCCESS)
+			s->late_exposed++;
+		out("late_read=%s status=\"%s\" conn=%u of_xid=0x%08x handle=0x%08x offset=0x%" PRIx64 " len=%u",
+		    st == IBV_WC_SUCCESS ? "ok" : "failed", wc_status_name(st),
+		    c->number, lt->xid, lt->rseg.handle, lt->rseg.offset, n);
+		if (st != IBV_WC_SUCCESS) {
+			if (lt->have_write)
+				out("late_write=untested reason=qp_error conn=%u of_xid=0x%08x",
+				    c->number, lt->xid);
+			conn_kill(c);
+			return;
+		}
+	}
 	if (lt->have_write) {
 		n = min_u32(PEER_LATE_LEN, lt->wseg.length);
 		memset(buf, 0xee, n);
@@ -2128,24 +2151,6 @@ late_access(struct server *s, struct pconn *c)
 		    st == IBV_WC_SUCCESS ? "ok" : "failed", wc_status_name(st),
 		    c->number, lt->xid, lt->write_target, lt->wseg.handle,
 		    lt->wseg.offset, n);
-		if (st != IBV_WC_SUCCESS) {
-			if (lt->have_read)
-				out("late_read=untested reason=qp_error conn=%u of_xid=0x%08x",
-				    c->number, lt->xid);
-			conn_kill(c);
-			return;
-		}
-	}
-	if (lt->have_read) {
-		n = min_u32(PEER_LATE_LEN, lt->rseg.length);
-		st = rdma_sync(c, WR_READ, buf, n, lt->rseg.handle, lt->rseg.offset,
-			       bound(DEFAULT_ANSWER_MS));
-		s->late_tested++;
-		if (st == IBV_WC_SUCCESS)
-			s->late_exposed++;
-		out("late_read=%s status=\"%s\" conn=%u of_xid=0x%08x handle=0x%08x offset=0x%" PRIx64 " len=%u",
-		    st == IBV_WC_SUCCESS ? "ok" : "failed", wc_status_name(st),
-		    c->number, lt->xid, lt->rseg.handle, lt->rseg.offset, n);
 		if (st != IBV_WC_SUCCESS)
 			conn_kill(c);
 	}

@@ -50,7 +50,7 @@ assert_calls_within() {
 		short null rdmaerror null noprog null \
 		echo:0 echo:1 echo:3000 sink:3000 source:1 source:3000 null
 	assert_success
-	assert_line --regexp '^server_pdata=present format=0xf6ab0e18 version=1 send=4096 recv=4096 rinv=0 offset=0 len=[0-9]+$'
+	assert_line --regexp '^server_pdata=present format=0xf6ab0e18 version=1 send=4096 recv=4096 rinv=1 offset=0 len=[0-9]+$'
 	assert_line --regexp "^connected addr=${RXE_ADDR//./\\.} port=$port pdata=4096:4096 send_max=4096 recv_max=4096$"
 
 	local ok='xid=ok vers=1 credits=16'
@@ -156,7 +156,7 @@ assert_calls_within() {
 	# receive size, not its 8K), and we send at most its 2048.
 	peer_call -a "$RXE_ADDR" -p "$port" null source:3000 source:4100=badheader echo:1900 null
 	assert_success
-	assert_line --regexp '^server_pdata=present format=0xf6ab0e18 version=1 send=8192 recv=2048 rinv=0 offset=0 len=[0-9]+$'
+	assert_line --regexp '^server_pdata=present format=0xf6ab0e18 version=1 send=8192 recv=2048 rinv=1 offset=0 len=[0-9]+$'
 	assert_line --regexp "^connected .* pdata=4096:4096 send_max=2048 recv_max=4096$"
 	assert_case source:3000 'answer=RDMA_MSG len=3056 xid=ok .* rpc=SUCCESS data=ok'
 	assert_case source:4100=badheader 'answer=RDMA_ERROR len=20 xid=ok vers=1 credits=[0-9]+ err=BADHEADER'
@@ -221,7 +221,7 @@ assert_calls_within() {
 
 	wait_peer
 	assert_peer_ok
-	assert_line --regexp '^client_pdata=present format=0xf6ab0e18 version=1 send=4096 recv=4096 rinv=0 '
+	assert_line --regexp '^client_pdata=present format=0xf6ab0e18 version=1 send=4096 recv=4096 rinv=1 '
 	assert_calls_within 1024
 }
 

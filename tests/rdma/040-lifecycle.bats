@@ -52,7 +52,8 @@ $(rdma resource show qp 2>&1)"
 @test "two shim clients at once against one shim server, byte-exact" {
 	local port a b
 	port=$(free_port)
-	start_server --shim -m tli -a "$RXE_ADDR" -p "$port"
+	# Debug: the server logs every connection, not only an address's first.
+	start_server --shim --env RPCRDMA_SHIM_LOG_LEVEL=debug -m tli -a "$RXE_ADDR" -p "$port"
 
 	start_client_bg "$BATS_TEST_TMPDIR/bg1.out" -m tli -h "$RXE_ADDR" -p "$port" -o "$OPS" -s "$SIZES" -c 60
 	a=$BG_PID
