@@ -50,6 +50,33 @@ start_client_bg() {
 	SERVER_LOGS+=("$log")
 }
 
+# pause_client / resume_client: stop the background client (SIGSTOP), so
+# that its traffic does not slow down the checks, and let it go on.  A
+# paused client is resumed in tools_teardown.
+pause_client() {
+	kill -STOP "$CLIENT_PID"
+	PAUSED_PIDS+=("$CLIENT_PID")
+}
+
+resume_client() {
+	kill -CONT "$CLIENT_PID"
+}
+
+PAUSED_PIDS=()
+
+# Teardown for the suites that load this file.
+tools_teardown() {
+	local pid
+	for pid in "${PAUSED_PIDS[@]}"; do
+		kill -CONT "$pid" 2>/dev/null || true
+	done
+	helpers_teardown
+}
+
+teardown() {
+	tools_teardown
+}
+
 # wrap_server [rpcrdma-run options]: from now on, start_server runs
 # rpctest-server through rpcrdma-run with these options (the process id
 # stays the server's: the wrapper execs it).  wrap_client does the same
@@ -91,23 +118,47 @@ wait_until() {
 
 # --- rpcrdma-stat ---------------------------------------------------------------
 
-# stat_json [rpcrdma-stat options]: rpcrdma-stat -j into STAT_JSON; the
-# command must succeed and print a JSON document.
+# stat_json [rpcrdma-stat options]: rpcrdma-stat -j into STAT_JSON (the
+# command must succeed and print a JSON document), flattened with one jq
+# run into the associative array ST, values as jq -r prints them:
+#   ST[PID.KEY]                 the process's fields (.program, .fallbacks.config,
+#                               .transports.0.role, ...) and PID.ntransports
+#   ST[PID.client.KEY]          its first client (.transport, .local.port, ...)
+#   ST[PID.listener.KEY]        its first listener
+#   ST[PID.server.PORT.KEY]     its server connection from peer port PORT
 stat_json() {
 	run --separate-stderr "$RPCRDMA_TEST_STAT" -j "$@"
 	assert_success
 	STAT_JSON=$output
-	jq -e . >/dev/null <<<"$STAT_JSON" || fail "rpcrdma-stat -j printed no JSON: $STAT_JSON"
+	local k v
+	declare -gA ST=()
+	while IFS=$'\t' read -r k v; do
+		ST[$k]=$v
+	done < <(jq -r '
+		def leaves($k): paths(type != "object" and type != "array") as $q
+			| "\($k).\($q | map(tostring) | join("."))\t\(getpath($q))";
+		.processes[] | .pid as $p
+		| leaves("\($p)"),
+		  "\($p).ntransports\t\(.transports | length)",
+		  (.transports
+		   | (map(select(.role == "client"))[0] // empty | leaves("\($p).client")),
+		     (map(select(.role == "listener"))[0] // empty | leaves("\($p).listener")),
+		     (.[] | select(.role == "server") | leaves("\($p).server.\(.peer.port)")))
+		' <<<"$STAT_JSON") || fail "rpcrdma-stat -j printed no JSON: $STAT_JSON"
 }
 
-# stat_q PID FILTER: jq -r FILTER on process PID's object in STAT_JSON.
-stat_q() {
-	jq -r --argjson pid "$1" ".processes[] | select(.pid == \$pid) | $2" <<<"$STAT_JSON"
+# assert_st KEY VALUE: ST[KEY] is VALUE.
+assert_st() {
+	[[ ${ST[$1]-<none>} == "$2" ]] ||
+		fail "rpcrdma-stat: $1 is ${ST[$1]-<none>}, expected $2; the document:
+$STAT_JSON"
 }
 
-# stat_xprt PID ROLE FIELD: FIELD of process PID's first transport of ROLE.
-stat_xprt() {
-	stat_q "$1" "[.transports[] | select(.role == \"$2\")][0].$3"
+# assert_st_ge KEY N: ST[KEY] is a number of at least N.
+assert_st_ge() {
+	[[ ${ST[$1]-} =~ ^[0-9]+$ ]] && ((ST[$1] >= $2)) ||
+		fail "rpcrdma-stat: $1 is ${ST[$1]-<none>}, expected at least $2; the document:
+$STAT_JSON"
 }
 
 # stat_has PID JQ-CONDITION: process PID is shown by rpcrdma-stat and the

@@ -14,7 +14,7 @@ setup() {
 
 teardown() {
 	rm -f "${EXTRA_SHM_FILES[@]}"
-	helpers_teardown
+	tools_teardown
 }
 
 EXTRA_SHM_FILES=()
@@ -289,31 +289,31 @@ run_wrapper_env() {
 
 	stat_json -p "$spid" -p "$cpid"
 	# The server: one listener, TCP only for lack of a device.
-	[ "$(stat_q "$spid" .program)" = rpctest-server ]
-	[ "$(stat_q "$spid" .mode)" = prefer-rdma ]
-	[ "$(stat_q "$spid" '.transports | length')" = 1 ]
-	[ "$(stat_xprt "$spid" listener transport)" = tcp ]
-	[ "$(stat_xprt "$spid" listener reason)" = no-device ]
-	[ "$(stat_xprt "$spid" listener local.address)" = 127.0.0.1 ]
-	[ "$(stat_xprt "$spid" listener local.port)" = "$port" ]
-	[ "$(stat_xprt "$spid" listener peer)" = null ]
-	[ "$(stat_xprt "$spid" listener rdma_port)" = null ]
-	[ "$(stat_q "$spid" '.fallbacks["no-device"]')" = 1 ]
-	[ "$(stat_q "$spid" .rdma_transports)" = 0 ]
+	assert_st "$spid.program" rpctest-server
+	assert_st "$spid.mode" prefer-rdma
+	assert_st "$spid.ntransports" 1
+	assert_st "$spid.listener.transport" tcp
+	assert_st "$spid.listener.reason" no-device
+	assert_st "$spid.listener.local.address" 127.0.0.1
+	assert_st "$spid.listener.local.port" "$port"
+	assert_st "$spid.listener.peer" null
+	assert_st "$spid.listener.rdma_port" null
+	assert_st "$spid.fallbacks.no-device" 1
+	assert_st "$spid.rdma_transports" 0
 	# The client: TCP, same reason, its program and the server's address.
-	[ "$(stat_q "$cpid" .program)" = rpctest-client ]
-	[ "$(stat_xprt "$cpid" client transport)" = tcp ]
-	[ "$(stat_xprt "$cpid" client reason)" = no-device ]
-	[ "$(stat_xprt "$cpid" client program)" = "$RPCTEST_PROG_NUM" ]
-	[ "$(stat_xprt "$cpid" client version)" = 1 ]
-	[ "$(stat_xprt "$cpid" client peer.address)" = 127.0.0.1 ]
-	[ "$(stat_xprt "$cpid" client peer.port)" = "$port" ]
-	[ "$(stat_xprt "$cpid" client inline_send)" = null ]
-	[ "$(stat_xprt "$cpid" client errors)" = 0 ]
-	[ "$(stat_q "$cpid" '.fallbacks["no-device"]')" = 1 ]
+	assert_st "$cpid.program" rpctest-client
+	assert_st "$cpid.client.transport" tcp
+	assert_st "$cpid.client.reason" no-device
+	assert_st "$cpid.client.program" "$RPCTEST_PROG_NUM"
+	assert_st "$cpid.client.version" 1
+	assert_st "$cpid.client.peer.address" 127.0.0.1
+	assert_st "$cpid.client.peer.port" "$port"
+	assert_st "$cpid.client.inline_send" null
+	assert_st "$cpid.client.errors" 0
+	assert_st "$cpid.fallbacks.no-device" 1
 
 	# The calls keep counting.
-	calls=$(stat_xprt "$cpid" client calls)
+	calls=${ST[$cpid.client.calls]}
 	wait_until 10 stat_has "$cpid" ".transports[0].calls > $calls" ||
 		fail "calls stayed at $calls"
 
@@ -341,12 +341,12 @@ run_wrapper_env() {
 	wait_until 15 stat_has "$CLIENT_PID" '.transports[0].calls > 0' || fail "client not shown"
 
 	stat_json -p "$CLIENT_PID"
-	[ "$(stat_q "$CLIENT_PID" .config)" = "$conf" ]
-	[ "$(stat_q "$CLIENT_PID" .mode)" = tcp-only ]
-	[ "$(stat_q "$CLIENT_PID" .config_errors)" = false ]
-	[ "$(stat_xprt "$CLIENT_PID" client reason)" = config ]
-	[ "$(stat_q "$CLIENT_PID" '.fallbacks.config')" = 1 ]
-	[ "$(stat_q "$CLIENT_PID" '.fallbacks["no-device"]')" = 0 ]
+	assert_st "$CLIENT_PID.config" "$conf"
+	assert_st "$CLIENT_PID.mode" tcp-only
+	assert_st "$CLIENT_PID.config_errors" false
+	assert_st "$CLIENT_PID.client.reason" config
+	assert_st "$CLIENT_PID.fallbacks.config" 1
+	assert_st "$CLIENT_PID.fallbacks.no-device" 0
 
 	run --separate-stderr "$RPCRDMA_TEST_STAT" -s -p "$CLIENT_PID"
 	assert_line --regexp "^ *$CLIENT_PID +$EUID +rpctest-client +tcp-only +1 +0 +1 +config=1 +${conf//./\\.}$"

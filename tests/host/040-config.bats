@@ -297,8 +297,8 @@ re() {
 	assert_client_ran null ""
 	assert_line --regexp "^$CLIENT_LINE \(configuration: mode tcp-only\)$"
 	stat_json -p "$SERVER_PID"
-	[ "$(stat_xprt "$SERVER_PID" listener reason)" = config ]
-	[ "$(stat_q "$SERVER_PID" .mode)" = tcp-only ]
+	assert_st "$SERVER_PID.listener.reason" config
+	assert_st "$SERVER_PID.mode" tcp-only
 	stop_server
 
 	# A rule: by program for the client, by port for the server.
