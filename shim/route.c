@@ -191,7 +191,8 @@ client_required_fails(const struct sockaddr *dst, enum rdma_fail why, int err)
 
 	peer_format(dst, peer, sizeof(peer));
 	shim_log(SHIM_LOG_ERROR, "client to %s: RDMA required, but %s",
-		 peer, rdma_fail_str(why));
+		 peer, why == RDMA_FAIL_CONFIG ? "the configuration has errors" :
+		 rdma_fail_str(why));
 	rpc_createerr.cf_stat = RPC_SYSTEMERROR;
 	rpc_createerr.cf_error.re_errno = err ? err : ECONNREFUSED;
 	return NULL;

@@ -16,6 +16,8 @@
  *
  * Exit status: 0 all calls verified, 1 an RPC or setup error (the
  * clnt_sperror text is printed), 2 a reply that does not match, 64 usage.
+ * With -k an RPC error ends only that call: the next one goes out on the
+ * same CLIENT, and the exit status is 1 at the end.
  */
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -89,6 +91,7 @@ struct options {
 	bool cycles_set;
 	bool bench;
 	bool quiet;
+	bool keep_going;
 };
 
 /* Timing per (op, size), for -b. */
@@ -100,6 +103,8 @@ struct stat_cell {
 
 static struct stat_cell stats[MAX_LIST][MAX_LIST];
 static unsigned long total_calls;
+static unsigned long failed_calls;
+static bool keep_going;
 
 /* --- reporting ----------------------------------------------------------- */
 
@@ -109,7 +114,7 @@ usage(void)
 	fprintf(stderr,
 		"usage: %s [-h HOST] [-m create|tp|tli|tcp] [-p PORT] [-n tcp|tcp6]\n"
 		"          [-A none|sys] [-t SECONDS] [-o OPS] [-s SIZES] [-c COUNT]\n"
-		"          [-R CYCLES] [-P PROG] [-b] [-q]\n"
+		"          [-R CYCLES] [-P PROG] [-b] [-q] [-k]\n"
 		"  -h HOST   server name or address (default localhost)\n"
 		"  -m MODE   create: clnt_create, tp: clnt_tp_create (both via rpcbind),\n"
 		"            tli: clnt_tli_create, tcp: clnttcp_create (both need -p)\n"
@@ -130,6 +135,8 @@ usage(void)
 		"            MB/s (10^6 payload bytes per second, both directions), mean latency;\n"
 		"            with -R: cycles=N fds_before= fds_after= rss_kb_before= rss_kb_after=\n"
 		"  -q        quiet: no per-call lines and no final line\n"
+		"  -k        keep going after an RPC error, with the next call on the\n"
+		"            same client; the exit status is 1 at the end\n"
 		"exit status: 0 verified, 1 RPC error, 2 reply mismatch, 64 usage\n",
 		progname, RPCTEST_PROG);
 	exit(EX_USAGE);
@@ -142,6 +149,7 @@ usage_error(const char *what, const char *arg)
 	usage();
 }
 
+/* Exits, unless -k: then the caller abandons the call. */
 static void
 rpc_failed(CLIENT *clnt, enum op op, size_t size)
 {
@@ -152,8 +160,13 @@ rpc_failed(CLIENT *clnt, enum op op, size_t size)
 	else
 		snprintf(what, sizeof(what), "%s", op_desc[op].name);
 	fprintf(stderr, "%s\n", clnt_sperror(clnt, what));
-	exit(EX_RPC);
+	if (!keep_going)
+		exit(EX_RPC);
+	failed_calls++;
 }
+
+/* What an operation returns for a call that failed (-k). */
+#define CALL_FAILED (-1.0)
 
 #define OFFSET_UNKNOWN SIZE_MAX
 
@@ -241,8 +254,10 @@ do_null(CLIENT *clnt, size_t size, uint64_t seed)
 	void *res = rpctest_null_1(clnt);
 	double t = now() - t0;
 
-	if (!res)
+	if (!res) {
 		rpc_failed(clnt, OP_NULL, size);
+		return CALL_FAILED;
+	}
 	return t;
 }
 
@@ -261,8 +276,11 @@ do_echo(CLIENT *clnt, size_t size, uint64_t seed)
 	t0 = now();
 	res = rpctest_echo_1(arg, clnt);
 	t = now() - t0;
-	if (!res)
+	if (!res) {
 		rpc_failed(clnt, OP_ECHO, size);
+		free(arg.rpctest_data_val);
+		return CALL_FAILED;
+	}
 
 	off = first_difference(arg.rpctest_data_val, size,
 			       res->rpctest_data_val, res->rpctest_data_len);
@@ -290,8 +308,11 @@ do_sink(CLIENT *clnt, size_t size, uint64_t seed)
 	t0 = now();
 	res = rpctest_sink_1(arg, clnt);
 	t = now() - t0;
-	if (!res)
+	if (!res) {
 		rpc_failed(clnt, OP_SINK, size);
+		free(arg.rpctest_data_val);
+		return CALL_FAILED;
+	}
 
 	if (res->length != size)
 		mismatch(OP_SINK, size, res->length < size ? res->length : size,
@@ -315,8 +336,10 @@ do_source(CLIENT *clnt, size_t size, uint64_t seed)
 	t0 = now();
 	res = rpctest_source_1(arg, clnt);
 	t = now() - t0;
-	if (!res)
+	if (!res) {
 		rpc_failed(clnt, OP_SOURCE, size);
+		return CALL_FAILED;
+	}
 
 	off = pattern_check(res->rpctest_data_val, res->rpctest_data_len, seed);
 	if (off < res->rpctest_data_len)
@@ -349,8 +372,12 @@ do_mixed(CLIENT *clnt, size_t size, uint64_t seed)
 	t0 = now();
 	res = rpctest_mixed_1(i, h, s, d, clnt);
 	t = now() - t0;
-	if (!res)
+	if (!res) {
 		rpc_failed(clnt, OP_MIXED, size);
+		free(d.rpctest_data_val);
+		free(s);
+		return CALL_FAILED;
+	}
 
 	if (res->i != i)
 		mismatch(OP_MIXED, size, OFFSET_UNKNOWN, "int argument differs");
@@ -409,8 +436,10 @@ do_whoami(CLIENT *clnt, size_t size, uint64_t seed, const struct options *o)
 	t0 = now();
 	res = rpctest_whoami_1(clnt);
 	t = now() - t0;
-	if (!res)
+	if (!res) {
 		rpc_failed(clnt, OP_WHOAMI, size);
+		return CALL_FAILED;
+	}
 
 	if (res->flavor != want)
 		mismatch(OP_WHOAMI, size, OFFSET_UNKNOWN, "credential flavor differs");
@@ -466,6 +495,8 @@ run_op(CLIENT *clnt, const struct options *o, unsigned int oi, unsigned int si,
 		break;
 	}
 	total_calls++;
+	if (t == CALL_FAILED)
+		return;
 	stats[oi][si].calls++;
 	stats[oi][si].seconds += t;
 	stats[oi][si].bytes += (unsigned long long)op_desc[op].payload * size;
@@ -691,7 +722,7 @@ parse_options(struct options *o, int argc, char **argv)
 	parse_ops(o, "null,echo,sink,source,mixed");
 	parse_sizes(o, "0,1,100,1000,4K,64K,1M,1M+3");
 
-	while ((opt = getopt(argc, argv, "h:m:p:n:A:t:o:s:c:R:P:bq")) != -1) {
+	while ((opt = getopt(argc, argv, "h:m:p:n:A:t:o:s:c:R:P:bqk")) != -1) {
 		switch (opt) {
 		case 'h':
 			o->host = optarg;
@@ -749,6 +780,9 @@ parse_options(struct options *o, int argc, char **argv)
 			break;
 		case 'q':
 			o->quiet = true;
+			break;
+		case 'k':
+			o->keep_going = true;
 			break;
 		default:
 			usage();
@@ -846,6 +880,7 @@ main(int argc, char **argv)
 	long fds_before = 0, fds_after, rss_before = 0, rss_after;
 
 	parse_options(&o, argc, argv);
+	keep_going = o.keep_going;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	/* A server that goes away is an RPC error, not a reason to die. */
 	signal(SIGPIPE, SIG_IGN);
@@ -869,6 +904,10 @@ main(int argc, char **argv)
 		if (o.cycles_set)
 			printf("cycles=%lu fds_before=%ld fds_after=%ld rss_kb_before=%ld rss_kb_after=%ld\n",
 			       o.cycles, fds_before, fds_after, rss_before, rss_after);
+	}
+	if (failed_calls) {
+		printf("failed %lu of %lu calls\n", failed_calls, total_calls);
+		return EX_RPC;
 	}
 	if (!o.quiet)
 		printf("ok %lu calls\n", total_calls);
