@@ -870,6 +870,14 @@ try_file(struct shim_config *cfg, const char *path)
 	if (!f) {
 		if (errno == ENOENT || errno == ENOTDIR)
 			return false;
+		/*
+		 * A directory on the way that this process may not search (a
+		 * daemon that dropped privileges keeps $HOME): the file cannot
+		 * be seen, which is as good as absent.  A file that can be
+		 * seen but not read is an error.
+		 */
+		if (errno == EACCES && stat(path, &st) < 0)
+			return false;
 		snprintf(cfg->source, sizeof(cfg->source), "%s", path);
 		fail(cfg, "%s: cannot open: %s", path, strerror(errno));
 		return true;

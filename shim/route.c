@@ -183,16 +183,21 @@ get_port(const struct sockaddr *sa)
 		     ((const struct sockaddr_in6 *)sa)->sin6_port);
 }
 
-/* require-rdma: the create fails with an RPC error naming the reason. */
+/*
+ * require-rdma: the create fails with an RPC error naming the reason;
+ * cached when RDMA was not tried again because it failed recently.
+ */
 static CLIENT *
-client_required_fails(const struct sockaddr *dst, enum rdma_fail why, int err)
+client_required_fails(const struct sockaddr *dst, enum rdma_fail why, int err,
+		      bool cached)
 {
 	char peer[80];
 
 	peer_format(dst, peer, sizeof(peer));
-	shim_log(SHIM_LOG_ERROR, "client to %s: RDMA required, but %s",
+	shim_log(SHIM_LOG_ERROR, "client to %s: RDMA required, but %s%s",
 		 peer, why == RDMA_FAIL_CONFIG ? "the configuration has errors" :
-		 rdma_fail_str(why));
+		 rdma_fail_str(why),
+		 cached ? " (a moment ago: not tried again within negative_cache)" : "");
 	rpc_createerr.cf_stat = RPC_SYSTEMERROR;
 	rpc_createerr.cf_error.re_errno = err ? err : ECONNREFUSED;
 	return NULL;
@@ -222,7 +227,10 @@ shim_clnt_vc_create(int fd, const struct netbuf *raddr, rpcprog_t prog,
 	if (cfg->bad) {
 		if (cfg->mode == SHIM_MODE_REQUIRE_RDMA)
 			return client_required_fails((struct sockaddr *)&dst,
-						     RDMA_FAIL_CONFIG, EINVAL);
+						     RDMA_FAIL_CONFIG, EINVAL,
+						     false);
+		/* Untouched TCP; only counted, so rpcrdma-stat shows it. */
+		shim_stats_fallback(RDMA_FAIL_CONFIG);
 		goto real;
 	}
 	if (cfg->mode == SHIM_MODE_TCP_ONLY) {
@@ -249,7 +257,7 @@ shim_clnt_vc_create(int fd, const struct netbuf *raddr, rpcprog_t prog,
 	if (negcache_lookup((struct sockaddr *)&dst, &why)) {
 		if (cfg->mode == SHIM_MODE_REQUIRE_RDMA)
 			return client_required_fails((struct sockaddr *)&dst, why,
-						     0);
+						     0, true);
 		log_client_tcp((struct sockaddr *)&dst, (uint32_t)prog,
 			       (uint32_t)vers, RDMA_FAIL_NEGCACHE,
 			       rdma_fail_str(why));
@@ -276,7 +284,8 @@ shim_clnt_vc_create(int fd, const struct netbuf *raddr, rpcprog_t prog,
 	}
 	negcache_add((struct sockaddr *)&dst, why, cfg->negative_cache_s);
 	if (cfg->mode == SHIM_MODE_REQUIRE_RDMA)
-		return client_required_fails((struct sockaddr *)&dst, why, err);
+		return client_required_fails((struct sockaddr *)&dst, why, err,
+					     false);
 	log_client_tcp((struct sockaddr *)&dst, (uint32_t)prog, (uint32_t)vers,
 		       why, err ? strerror(err) : NULL);
 tcp:
@@ -383,6 +392,7 @@ shim_svc_vc_create(int fd, u_int sendsz, u_int recvsz)
 				 "server: RDMA required, but the configuration has errors");
 			return server_required_fails(xprt, EINVAL);
 		}
+		shim_stats_fallback(RDMA_FAIL_CONFIG);
 		return xprt;
 	}
 	if (cfg->mode == SHIM_MODE_TCP_ONLY) {

@@ -29,7 +29,7 @@
 
 #include <config.h>
 #include "config/config.h"
-#include "transport/rdma_conn.h"
+#include "transport/reason.h"
 #include "transport/stats.h"
 
 #define STATS_DIR "/dev/shm"

@@ -24,6 +24,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "clnt_rdma.h"
@@ -89,7 +90,8 @@ struct ct_rdma {
 	unsigned int ct_outstanding;
 	unsigned int ct_credits_req;
 
-	uint64_t ct_max_reply;
+	uint64_t ct_max_reply;		/* the Reply chunk offered */
+	uint64_t ct_max_reply_cfg;	/* the same, as configured */
 	struct ct_slot ct_slots[CT_SLOTS];
 	uint64_t ct_orphans;		/* orphan counter, for ordering */
 	uint32_t ct_rep_inv;		/* rkey the reply invalidated, or 0 */
@@ -903,7 +905,7 @@ call_again:
 		} else {
 			shim_log(SHIM_LOG_WARN,
 				 "client: server answered RDMA_ERROR (BADHEADER) to xid 0x%08x: no reply is possible; a reply above max_reply (%llu octets) or a call above the server's max_call gives this",
-				 x_id, (unsigned long long)ct->ct_max_reply);
+				 x_id, (unsigned long long)ct->ct_max_reply_cfg);
 			st = ct_fail(ct, RPC_CANTRECV, EMSGSIZE);
 		}
 		break;
@@ -1218,8 +1220,8 @@ clnt_rdma_create(int fd, const struct netbuf *raddr, const struct sockaddr *dst,
 	 * The Reply chunk covers the largest reply accepted: max_reply, or
 	 * the recvsz the program asked for when that is larger.
 	 */
-	ct->ct_max_reply = (recvsz > p->max_reply ? recvsz : p->max_reply) +
-			   RDMA_MSG_HDR_SLACK;
+	ct->ct_max_reply_cfg = recvsz > p->max_reply ? recvsz : p->max_reply;
+	ct->ct_max_reply = ct->ct_max_reply_cfg + RDMA_MSG_HDR_SLACK;
 	if (ct->ct_max_reply > UINT32_MAX)
 		ct->ct_max_reply = UINT32_MAX;
 
@@ -1241,6 +1243,30 @@ clnt_rdma_create(int fd, const struct netbuf *raddr, const struct sockaddr *dst,
 	}
 
 windows_done:
+	/*
+	 * The first call's memory now: a process whose locked-memory limit
+	 * cannot hold max_reply falls back to TCP here rather than fail
+	 * every call.
+	 */
+	ct->ct_slots[0].callbuf = rdma_pool_get(ct->ct_conn->dev, RDMA_POOL_MIN);
+	ct->ct_slots[0].replybuf = rdma_pool_get(ct->ct_conn->dev,
+						 ct->ct_max_reply);
+	if (!ct->ct_slots[0].callbuf || !ct->ct_slots[0].replybuf) {
+		struct rlimit rl;
+
+		if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+			shim_log(SHIM_LOG_WARN,
+				 "client: cannot register %llu octets for replies: the locked-memory limit is %llu KiB (ulimit -l); lower max_reply or raise the limit",
+				 (unsigned long long)ct->ct_max_reply,
+				 (unsigned long long)rl.rlim_cur / 1024);
+		else
+			shim_log(SHIM_LOG_WARN,
+				 "client: cannot register %llu octets for replies",
+				 (unsigned long long)ct->ct_max_reply);
+		*why = RDMA_FAIL_MEMLOCK;
+		*err = ENOMEM;
+		goto out_free;
+	}
 	ct->ct_granted = 1;	/* s4.3.3: one credit until a reply says more */
 	ct->ct_credits_req = p->credits;
 

@@ -17,33 +17,6 @@
 /* RDMA Reads the peer may have outstanding against us, and we against it. */
 #define RDMA_RD_ATOM_MAX 16
 
-static const struct {
-	const char *token;
-	const char *text;
-} fail_names[RDMA_FAIL_MAX] = {
-	[RDMA_FAIL_NONE] = { "none", "no failure" },
-	[RDMA_FAIL_NO_DEVICE] = { "no-device", "no RDMA device" },
-	[RDMA_FAIL_NOT_RDMA] = { "not-rdma", "address not on an RDMA device" },
-	[RDMA_FAIL_REFUSED] = { "refused", "refused by the peer" },
-	[RDMA_FAIL_UNREACHABLE] = { "unreachable", "peer unreachable over RDMA" },
-	[RDMA_FAIL_TIMEOUT] = { "timeout", "no answer in time" },
-	[RDMA_FAIL_ERROR] = { "error", "local RDMA error" },
-	[RDMA_FAIL_NEGCACHE] = { "negative-cache", "failed recently (negative cache)" },
-	[RDMA_FAIL_CONFIG] = { "config", "configuration" },
-};
-
-const char *
-rdma_fail_str(enum rdma_fail why)
-{
-	return (unsigned int)why < RDMA_FAIL_MAX ? fail_names[why].text : "?";
-}
-
-const char *
-rdma_fail_token(enum rdma_fail why)
-{
-	return (unsigned int)why < RDMA_FAIL_MAX ? fail_names[why].token : "?";
-}
-
 int64_t
 rdma_now_ms(void)
 {

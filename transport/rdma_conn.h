@@ -18,24 +18,8 @@
 
 #include "pvtdata.h"
 #include "rdma_dev.h"
+#include "reason.h"
 
-/* Why an attempt did not give an RDMA connection (for logs and stats). */
-enum rdma_fail {
-	RDMA_FAIL_NONE = 0,
-	RDMA_FAIL_NO_DEVICE,	/* no RDMA device or RDMA-CM on this system */
-	RDMA_FAIL_NOT_RDMA,	/* the address is not reached via an RDMA device */
-	RDMA_FAIL_REFUSED,	/* the peer has no RDMA listener, or rejected */
-	RDMA_FAIL_UNREACHABLE,	/* RDMA-CM could not reach the peer */
-	RDMA_FAIL_TIMEOUT,	/* no answer within the connect timeout */
-	RDMA_FAIL_ERROR,	/* local failure (resources, registration) */
-	RDMA_FAIL_NEGCACHE,	/* the peer failed recently: not tried */
-	RDMA_FAIL_CONFIG,	/* the configuration keeps it on TCP */
-	RDMA_FAIL_MAX
-};
-
-const char *rdma_fail_str(enum rdma_fail why);
-/* A short token for machine-readable output ("no-device", ...). */
-const char *rdma_fail_token(enum rdma_fail why);
 
 /*
  * max_reply and max_call bound the data of a message; its RPC header and
