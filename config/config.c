@@ -870,6 +870,14 @@ try_file(struct shim_config *cfg, const char *path)
 	if (!f) {
 		if (errno == ENOENT || errno == ENOTDIR)
 			return false;
+		/*
+		 * A directory on the way that this process may not search (a
+		 * daemon that dropped privileges keeps $HOME): the file cannot
+		 * be seen, which is as good as absent.  A file that can be
+		 * seen but not read is an error.
+		 */
+		if (errno == EACCES && stat(path, &st) < 0)
+			return false;
 		snprintf(cfg->source, sizeof(cfg->source), "%s", path);
 		fail(cfg, "%s: cannot open: %s", path, strerror(errno));
 		return true;
@@ -1276,8 +1284,8 @@ shim_config_init_defaults(struct shim_config *cfg)
 	cfg->credits = SHIM_CONFIG_DEFAULT_CREDITS;
 	cfg->connect_timeout_ms = SHIM_DEFAULT_CONNECT_TIMEOUT_MS;
 	cfg->negative_cache_s = SHIM_CONFIG_DEFAULT_NEGATIVE_CACHE_S;
-	cfg->max_reply = SHIM_CONFIG_DEFAULT_MAX_MSG;
-	cfg->max_call = SHIM_CONFIG_DEFAULT_MAX_MSG;
+	cfg->max_reply = SHIM_CONFIG_DEFAULT_MAX_REPLY;
+	cfg->max_call = SHIM_CONFIG_DEFAULT_MAX_CALL;
 	cfg->remote_invalidate = true;
 	cfg->log_level = SHIM_LOG_INFO;
 	cfg->log_dest = SHIM_LOG_TO_STDERR;

@@ -43,7 +43,9 @@
 /* Built-in defaults (inline size and connect timeout come from meson). */
 #define SHIM_CONFIG_DEFAULT_CREDITS 32u
 #define SHIM_CONFIG_DEFAULT_NEGATIVE_CACHE_S 60u
-#define SHIM_CONFIG_DEFAULT_MAX_MSG (64ull << 20)
+/* max_reply is registered for every call; max_call only bounds a call. */
+#define SHIM_CONFIG_DEFAULT_MAX_REPLY (64ull << 20)
+#define SHIM_CONFIG_DEFAULT_MAX_CALL (1ull << 30)
 
 /* Longest path kept for the file read and for log = <path>. */
 #define SHIM_CONFIG_PATH_MAX 4096

@@ -227,6 +227,30 @@ OPS=null,echo,sink,source,mixed
 	stop_server
 }
 
+@test "-R makes and destroys the client handle N times; -b then reports descriptors and RSS" {
+	local port
+	port=$(free_port)
+	start_server -p "$port"
+
+	client -m tli -h 127.0.0.1 -p "$port" -o null,echo -s 1,100 -c 2 -R 3
+	assert_client_ran null,echo 1,100 6
+
+	client -m tcp -h 127.0.0.1 -p "$port" -o null -R 200 -b -q
+	assert_success
+	assert_line --regexp '^null +0 +200 '
+	assert_line --regexp '^cycles=200 fds_before=[0-9]+ fds_after=[0-9]+ rss_kb_before=[0-9]+ rss_kb_after=[0-9]+$'
+	local before after
+	before=$(sed -n 's/^cycles=.* fds_before=\([0-9]*\) .*/\1/p' <<<"$output")
+	after=$(sed -n 's/^cycles=.* fds_after=\([0-9]*\) .*/\1/p' <<<"$output")
+	((before == after)) || fail "descriptors grew over 200 handles: $before -> $after"
+
+	# Without -R the -b output stays as it was.
+	client -m tli -h 127.0.0.1 -p "$port" -o null -b -q
+	assert_success
+	refute_line --partial "cycles="
+	stop_server
+}
+
 @test "64 MiB ECHO, SINK, SOURCE and MIXED" {
 	local port
 	port=$(free_port)

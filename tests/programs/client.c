@@ -9,10 +9,18 @@
  *   tli     clnt_tli_create(RPC_ANYFD, nconf, &addr, ...) address and -p port
  *   tcp     clnttcp_create(&sin, ...)                     IPv4 address and -p port
  *
+ * -R N makes and destroys the handle N times, running the whole set on
+ * each; with -b it also reports the open descriptors and the resident
+ * size after the first and after the last handle, so a test can see that
+ * nothing accumulates.
+ *
  * Exit status: 0 all calls verified, 1 an RPC or setup error (the
  * clnt_sperror text is printed), 2 a reply that does not match, 64 usage.
+ * With -k an RPC error ends only that call: the next one goes out on the
+ * same CLIENT, and the exit status is 1 at the end.
  */
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <netdb.h>
@@ -79,8 +87,11 @@ struct options {
 	size_t sizes[MAX_LIST];
 	unsigned int nsizes;
 	unsigned long count;
+	unsigned long cycles;
+	bool cycles_set;
 	bool bench;
 	bool quiet;
+	bool keep_going;
 };
 
 /* Timing per (op, size), for -b. */
@@ -92,6 +103,8 @@ struct stat_cell {
 
 static struct stat_cell stats[MAX_LIST][MAX_LIST];
 static unsigned long total_calls;
+static unsigned long failed_calls;
+static bool keep_going;
 
 /* --- reporting ----------------------------------------------------------- */
 
@@ -101,7 +114,7 @@ usage(void)
 	fprintf(stderr,
 		"usage: %s [-h HOST] [-m create|tp|tli|tcp] [-p PORT] [-n tcp|tcp6]\n"
 		"          [-A none|sys] [-t SECONDS] [-o OPS] [-s SIZES] [-c COUNT]\n"
-		"          [-P PROG] [-b] [-q]\n"
+		"          [-R CYCLES] [-P PROG] [-b] [-q] [-k]\n"
 		"  -h HOST   server name or address (default localhost)\n"
 		"  -m MODE   create: clnt_create, tp: clnt_tp_create (both via rpcbind),\n"
 		"            tli: clnt_tli_create, tcp: clnttcp_create (both need -p)\n"
@@ -114,10 +127,16 @@ usage(void)
 		"  -s SIZES  comma list of byte counts with optional K or M suffix and\n"
 		"            an optional +N, e.g. 0,1,4K,1M+3 (default 0,1,100,1000,4K,64K,1M,1M+3)\n"
 		"  -c COUNT  run the whole set COUNT times (default 1)\n"
+		"  -R N      create and destroy the client handle N times, running the\n"
+		"            set (COUNT times) with each; with -b, also print descriptors\n"
+		"            and resident size after the first and the last (default 1)\n"
 		"  -P PROG   program number (default 0x%x)\n"
 		"  -b        print timing per op and size: calls, seconds, calls/s,\n"
-		"            MB/s (10^6 payload bytes per second, both directions), mean latency\n"
+		"            MB/s (10^6 payload bytes per second, both directions), mean latency;\n"
+		"            with -R: cycles=N fds_before= fds_after= rss_kb_before= rss_kb_after=\n"
 		"  -q        quiet: no per-call lines and no final line\n"
+		"  -k        keep going after an RPC error, with the next call on the\n"
+		"            same client; the exit status is 1 at the end\n"
 		"exit status: 0 verified, 1 RPC error, 2 reply mismatch, 64 usage\n",
 		progname, RPCTEST_PROG);
 	exit(EX_USAGE);
@@ -130,6 +149,7 @@ usage_error(const char *what, const char *arg)
 	usage();
 }
 
+/* Exits, unless -k: then the caller abandons the call. */
 static void
 rpc_failed(CLIENT *clnt, enum op op, size_t size)
 {
@@ -140,8 +160,13 @@ rpc_failed(CLIENT *clnt, enum op op, size_t size)
 	else
 		snprintf(what, sizeof(what), "%s", op_desc[op].name);
 	fprintf(stderr, "%s\n", clnt_sperror(clnt, what));
-	exit(EX_RPC);
+	if (!keep_going)
+		exit(EX_RPC);
+	failed_calls++;
 }
+
+/* What an operation returns for a call that failed (-k). */
+#define CALL_FAILED (-1.0)
 
 #define OFFSET_UNKNOWN SIZE_MAX
 
@@ -229,8 +254,10 @@ do_null(CLIENT *clnt, size_t size, uint64_t seed)
 	void *res = rpctest_null_1(clnt);
 	double t = now() - t0;
 
-	if (!res)
+	if (!res) {
 		rpc_failed(clnt, OP_NULL, size);
+		return CALL_FAILED;
+	}
 	return t;
 }
 
@@ -249,8 +276,11 @@ do_echo(CLIENT *clnt, size_t size, uint64_t seed)
 	t0 = now();
 	res = rpctest_echo_1(arg, clnt);
 	t = now() - t0;
-	if (!res)
+	if (!res) {
 		rpc_failed(clnt, OP_ECHO, size);
+		free(arg.rpctest_data_val);
+		return CALL_FAILED;
+	}
 
 	off = first_difference(arg.rpctest_data_val, size,
 			       res->rpctest_data_val, res->rpctest_data_len);
@@ -278,8 +308,11 @@ do_sink(CLIENT *clnt, size_t size, uint64_t seed)
 	t0 = now();
 	res = rpctest_sink_1(arg, clnt);
 	t = now() - t0;
-	if (!res)
+	if (!res) {
 		rpc_failed(clnt, OP_SINK, size);
+		free(arg.rpctest_data_val);
+		return CALL_FAILED;
+	}
 
 	if (res->length != size)
 		mismatch(OP_SINK, size, res->length < size ? res->length : size,
@@ -303,8 +336,10 @@ do_source(CLIENT *clnt, size_t size, uint64_t seed)
 	t0 = now();
 	res = rpctest_source_1(arg, clnt);
 	t = now() - t0;
-	if (!res)
+	if (!res) {
 		rpc_failed(clnt, OP_SOURCE, size);
+		return CALL_FAILED;
+	}
 
 	off = pattern_check(res->rpctest_data_val, res->rpctest_data_len, seed);
 	if (off < res->rpctest_data_len)
@@ -337,8 +372,12 @@ do_mixed(CLIENT *clnt, size_t size, uint64_t seed)
 	t0 = now();
 	res = rpctest_mixed_1(i, h, s, d, clnt);
 	t = now() - t0;
-	if (!res)
+	if (!res) {
 		rpc_failed(clnt, OP_MIXED, size);
+		free(d.rpctest_data_val);
+		free(s);
+		return CALL_FAILED;
+	}
 
 	if (res->i != i)
 		mismatch(OP_MIXED, size, OFFSET_UNKNOWN, "int argument differs");
@@ -397,8 +436,10 @@ do_whoami(CLIENT *clnt, size_t size, uint64_t seed, const struct options *o)
 	t0 = now();
 	res = rpctest_whoami_1(clnt);
 	t = now() - t0;
-	if (!res)
+	if (!res) {
 		rpc_failed(clnt, OP_WHOAMI, size);
+		return CALL_FAILED;
+	}
 
 	if (res->flavor != want)
 		mismatch(OP_WHOAMI, size, OFFSET_UNKNOWN, "credential flavor differs");
@@ -454,6 +495,8 @@ run_op(CLIENT *clnt, const struct options *o, unsigned int oi, unsigned int si,
 		break;
 	}
 	total_calls++;
+	if (t == CALL_FAILED)
+		return;
 	stats[oi][si].calls++;
 	stats[oi][si].seconds += t;
 	stats[oi][si].bytes += (unsigned long long)op_desc[op].payload * size;
@@ -675,10 +718,11 @@ parse_options(struct options *o, int argc, char **argv)
 	o->timeout = 25;
 	o->prog = RPCTEST_PROG;
 	o->count = 1;
+	o->cycles = 1;
 	parse_ops(o, "null,echo,sink,source,mixed");
 	parse_sizes(o, "0,1,100,1000,4K,64K,1M,1M+3");
 
-	while ((opt = getopt(argc, argv, "h:m:p:n:A:t:o:s:c:P:bq")) != -1) {
+	while ((opt = getopt(argc, argv, "h:m:p:n:A:t:o:s:c:R:P:bqk")) != -1) {
 		switch (opt) {
 		case 'h':
 			o->host = optarg;
@@ -724,6 +768,10 @@ parse_options(struct options *o, int argc, char **argv)
 		case 'c':
 			o->count = parse_number(optarg, 1, ULONG_MAX);
 			break;
+		case 'R':
+			o->cycles = parse_number(optarg, 1, ULONG_MAX);
+			o->cycles_set = true;
+			break;
 		case 'P':
 			o->prog = (rpcprog_t)parse_number(optarg, 1, 0xffffffffUL);
 			break;
@@ -732,6 +780,9 @@ parse_options(struct options *o, int argc, char **argv)
 			break;
 		case 'q':
 			o->quiet = true;
+			break;
+		case 'k':
+			o->keep_going = true;
 			break;
 		default:
 			usage();
@@ -747,23 +798,56 @@ parse_options(struct options *o, int argc, char **argv)
 		usage_error("-m tcp (clnttcp_create) is IPv4 only; netid", o->netid);
 }
 
-int
-main(int argc, char **argv)
+/* --- resources ------------------------------------------------------------- */
+
+/* Open descriptors of this process (the directory's own one included). */
+static long
+count_fds(void)
 {
-	struct options o;
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	long n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)) != NULL)
+		if (e->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n;
+}
+
+/* Resident set size in KiB (VmRSS), or -1. */
+static long
+rss_kb(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	long kb = -1;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmRSS: %ld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
+/* --- main ------------------------------------------------------------------- */
+
+/* One client handle: create it, run the set o->count times, destroy it. */
+static void
+run_cycle(const struct options *o, unsigned long cycle)
+{
 	struct timeval tv;
 	CLIENT *clnt;
 
-	parse_options(&o, argc, argv);
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	/* A server that goes away is an RPC error, not a reason to die. */
-	signal(SIGPIPE, SIG_IGN);
-
-	clnt = make_client(&o);
-	tv.tv_sec = o.timeout;
+	clnt = make_client(o);
+	tv.tv_sec = o->timeout;
 	tv.tv_usec = 0;
 	clnt_control(clnt, CLSET_TIMEOUT, (char *)&tv);
-	if (o.auth_sys) {
+	if (o->auth_sys) {
 		AUTH *auth = authunix_create_default();
 
 		if (!auth) {
@@ -774,19 +858,57 @@ main(int argc, char **argv)
 		clnt->cl_auth = auth;
 	}
 
-	for (unsigned long iter = 0; iter < o.count; iter++) {
-		for (unsigned int oi = 0; oi < o.nops; oi++) {
-			unsigned int n = op_desc[o.ops[oi]].sized ? o.nsizes : 1;
+	for (unsigned long i = 0; i < o->count; i++) {
+		unsigned long iter = cycle * o->count + i;
+
+		for (unsigned int oi = 0; oi < o->nops; oi++) {
+			unsigned int n = op_desc[o->ops[oi]].sized ? o->nsizes : 1;
 
 			for (unsigned int si = 0; si < n; si++)
-				run_op(clnt, &o, oi, si, iter);
+				run_op(clnt, o, oi, si, iter);
 		}
 	}
 
 	auth_destroy(clnt->cl_auth);
 	clnt_destroy(clnt);
-	if (o.bench)
+}
+
+int
+main(int argc, char **argv)
+{
+	struct options o;
+	long fds_before = 0, fds_after, rss_before = 0, rss_after;
+
+	parse_options(&o, argc, argv);
+	keep_going = o.keep_going;
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	/* A server that goes away is an RPC error, not a reason to die. */
+	signal(SIGPIPE, SIG_IGN);
+
+	for (unsigned long cycle = 0; cycle < o.cycles; cycle++) {
+		run_cycle(&o, cycle);
+		/*
+		 * "Before" is after the first handle: what libtirpc and the
+		 * libraries below it set up once is not growth.
+		 */
+		if (cycle == 0) {
+			fds_before = count_fds();
+			rss_before = rss_kb();
+		}
+	}
+	fds_after = count_fds();
+	rss_after = rss_kb();
+
+	if (o.bench) {
 		print_bench(&o);
+		if (o.cycles_set)
+			printf("cycles=%lu fds_before=%ld fds_after=%ld rss_kb_before=%ld rss_kb_after=%ld\n",
+			       o.cycles, fds_before, fds_after, rss_before, rss_after);
+	}
+	if (failed_calls) {
+		printf("failed %lu of %lu calls\n", failed_calls, total_calls);
+		return EX_RPC;
+	}
 	if (!o.quiet)
 		printf("ok %lu calls\n", total_calls);
 	return 0;

@@ -44,6 +44,8 @@ OPS=null,echo,sink,source,mixed
 	client --shim -m tli -h "$RXE_ADDR" -p "$port" -o "$OPS,whoami" -s "$SIZES" -A sys
 	assert_client_ran "$OPS,whoami" "$SIZES"
 	assert_line --regexp "^whoami caller=${RXE_ADDR//./\\.}\.[0-9]+\.[0-9]+ .* cred=AUTH_SYS uid=$(id -u) "
+	# The server saw the call arrive over RPC-over-RDMA (netid "rdma").
+	assert_line --regexp ' netid=rdma '
 	client --shim -m tcp -h "$RXE_ADDR" -p "$port" -o "$OPS" -s "$SIZES"
 	assert_client_ran "$OPS" "$SIZES"
 	stop_server
@@ -63,7 +65,8 @@ OPS=null,echo,sink,source,mixed
 	start_server --shim -m tli -a "$RXE_ADDR6" -p "$port"
 	client --shim -m tli -n tcp6 -h "$RXE_ADDR6" -p "$port" -o "$OPS,whoami" -s "$SIZES"
 	assert_client_ran "$OPS,whoami" "$SIZES"
-	assert_line --regexp ' netid=tcp6 '
+	# Over RPC-over-RDMA the server's transport says "rdma6" (RFC 8166 s11).
+	assert_line --regexp ' netid=rdma6 '
 	stop_server
 }
 

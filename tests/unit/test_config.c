@@ -206,7 +206,7 @@ test_defaults(void)
 		   "default connect_timeout");
 	CHECK_EQ_U(c.negative_cache_s, 60, "default negative_cache = 60");
 	CHECK_EQ_U(c.max_reply, 64u << 20, "default max_reply = 64M");
-	CHECK_EQ_U(c.max_call, 64u << 20, "default max_call = 64M");
+	CHECK_EQ_U(c.max_call, 1u << 30, "default max_call = 1G");
 	CHECK(c.remote_invalidate, "default remote_invalidate = yes");
 	CHECK_EQ_U(c.log_level, SHIM_LOG_INFO, "default log_level = info");
 	CHECK_EQ_U(c.log_dest, SHIM_LOG_TO_STDERR, "default log = stderr");

@@ -1,0 +1,109 @@
+/*
+ * Negative cache of peers that failed RDMA (uthash, behind a lock).
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <uthash.h>
+
+#include "negcache.h"
+#include "peer.h"
+
+struct negcache_entry {
+	struct peer_key key;
+	time_t expires;		/* CLOCK_MONOTONIC seconds */
+	enum rdma_fail why;
+	UT_hash_handle hh;
+};
+
+static pthread_mutex_t negcache_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct negcache_entry *negcache;
+
+static time_t
+now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec;
+}
+
+/* Only failures that say something about the peer (or the host) count. */
+static bool
+cacheable(enum rdma_fail why)
+{
+	switch (why) {
+	case RDMA_FAIL_NO_DEVICE:
+	case RDMA_FAIL_NOT_RDMA:
+	case RDMA_FAIL_REFUSED:
+	case RDMA_FAIL_UNREACHABLE:
+	case RDMA_FAIL_TIMEOUT:
+		return true;
+	default:
+		return false;
+	}
+}
+
+void
+negcache_add(const struct sockaddr *peer, enum rdma_fail why,
+	     unsigned int ttl_s)
+{
+	struct negcache_entry *e;
+	struct peer_key key;
+
+	if (!ttl_s || !cacheable(why))
+		return;
+	if (why == RDMA_FAIL_NO_DEVICE)
+		memset(&key, 0, sizeof(key));
+	else if (!peer_key_from(&key, peer))
+		return;
+
+	pthread_mutex_lock(&negcache_lock);
+	HASH_FIND(hh, negcache, &key, sizeof(key), e);
+	if (!e) {
+		e = calloc(1, sizeof(*e));
+		if (!e)
+			goto out;
+		e->key = key;
+		HASH_ADD(hh, negcache, key, sizeof(e->key), e);
+	}
+	e->expires = now_s() + (time_t)ttl_s;
+	e->why = why;
+out:
+	pthread_mutex_unlock(&negcache_lock);
+}
+
+/* Look key up; drop it when expired.  Caller holds negcache_lock. */
+static bool
+lookup_locked(const struct peer_key *key, time_t now, enum rdma_fail *why)
+{
+	struct negcache_entry *e;
+
+	HASH_FIND(hh, negcache, key, sizeof(*key), e);
+	if (!e)
+		return false;
+	if (e->expires <= now) {
+		HASH_DEL(negcache, e);
+		free(e);
+		return false;
+	}
+	*why = e->why;
+	return true;
+}
+
+bool
+negcache_lookup(const struct sockaddr *peer, enum rdma_fail *why)
+{
+	struct peer_key any, key;
+	time_t now = now_s();
+	bool hit;
+
+	memset(&any, 0, sizeof(any));
+	pthread_mutex_lock(&negcache_lock);
+	hit = lookup_locked(&any, now, why) ||
+	      (peer_key_from(&key, peer) && lookup_locked(&key, now, why));
+	pthread_mutex_unlock(&negcache_lock);
+	return hit;
+}

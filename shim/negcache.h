@@ -1,0 +1,21 @@
+/*
+ * Negative cache: peers whose RDMA attempt failed recently go straight to
+ * TCP until the entry expires.  "No RDMA device" holds for every peer and
+ * is kept as one wildcard entry.
+ */
+#ifndef SHIM_NEGCACHE_H
+#define SHIM_NEGCACHE_H
+
+#include <stdbool.h>
+#include <sys/socket.h>
+
+#include "transport/rdma_conn.h"
+
+/* Remember that peer failed for why, for ttl_s seconds (0: not at all). */
+void negcache_add(const struct sockaddr *peer, enum rdma_fail why,
+		  unsigned int ttl_s);
+
+/* True, with the original reason, when peer (or every peer) failed recently. */
+bool negcache_lookup(const struct sockaddr *peer, enum rdma_fail *why);
+
+#endif

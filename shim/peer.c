@@ -1,0 +1,52 @@
+/*
+ * Peer keys and printable peer addresses.
+ */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "peer.h"
+
+bool
+peer_key_from(struct peer_key *key, const struct sockaddr *sa)
+{
+	memset(key, 0, sizeof(*key));
+	if (sa->sa_family == AF_INET) {
+		const struct sockaddr_in *sin = (const struct sockaddr_in *)sa;
+
+		key->family = AF_INET;
+		key->port = ntohs(sin->sin_port);
+		memcpy(key->addr, &sin->sin_addr, 4);
+		return true;
+	}
+	if (sa->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)sa;
+
+		key->family = AF_INET6;
+		key->port = ntohs(sin6->sin6_port);
+		memcpy(key->addr, &sin6->sin6_addr, 16);
+		return true;
+	}
+	return false;
+}
+
+void
+peer_format(const struct sockaddr *sa, char *buf, size_t len)
+{
+	char addr[INET6_ADDRSTRLEN] = "?";
+	unsigned int port = 0;
+
+	if (sa->sa_family == AF_INET) {
+		const struct sockaddr_in *sin = (const struct sockaddr_in *)sa;
+
+		inet_ntop(AF_INET, &sin->sin_addr, addr, sizeof(addr));
+		port = ntohs(sin->sin_port);
+	} else if (sa->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)sa;
+
+		inet_ntop(AF_INET6, &sin6->sin6_addr, addr, sizeof(addr));
+		port = ntohs(sin6->sin6_port);
+	}
+	snprintf(buf, len, "%s port %u", addr, port);
+}

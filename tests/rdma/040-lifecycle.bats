@@ -1,0 +1,182 @@
+#!/usr/bin/env bats
+#
+# Connections coming and going, inside the soft-RoCE VM (see 010-rxe.bats):
+# several clients at once, clients and servers that die or stop mid-run,
+# and many handles made and destroyed, with the queue pairs rxe lists
+# (`rdma resource show qp`) as the witness of what RDMA holds.
+
+load ../helpers
+load peer
+
+OPS=null,echo,sink,source
+SIZES=0,1,100,1000,3000
+
+setup() {
+	require_build
+	require_rdma_device
+	require_env RXE_ADDR
+	command -v rdma >/dev/null || fail "the rdma tool (iproute2) is missing"
+}
+
+# start_client_bg OUT ARGS...: rpctest-client under the shim in the
+# background, output to OUT; pid in BG_PID (stopped in teardown).
+start_client_bg() {
+	local out=$1
+	shift
+	env LD_PRELOAD="$RPCRDMA_TEST_SHIM_LIB" "$RPCTEST_CLIENT" "$@" >"$out" 2>&1 </dev/null 3>&- &
+	BG_PID=$!
+	SERVER_PIDS+=("$BG_PID")
+}
+
+# wait_bg PID SECONDS: the background client ends (bounded); status in
+# BG_STATUS.
+wait_bg() {
+	local pid=$1
+	_wait_gone "$pid" "$2" || fail "client $pid still running after $2 s"
+	BG_STATUS=0
+	wait "$pid" 2>/dev/null || BG_STATUS=$?
+	_forget_pid "$pid"
+}
+
+# wait_client_qp PID SECONDS: the client process holds an RC queue pair.
+wait_client_qp() {
+	local pid=$1 deadline=$((SECONDS + $2))
+	until (($(rdma_qps rpctest-client "$pid") >= 1)); do
+		_alive "$pid" || fail "client $pid ended before it held a queue pair: $(cat "$BATS_TEST_TMPDIR"/bg*.out 2>/dev/null)"
+		((SECONDS < deadline)) || fail "client $pid holds no queue pair after $2 s:
+$(rdma resource show qp 2>&1)"
+		sleep 0.1
+	done
+}
+
+@test "two shim clients at once against one shim server, byte-exact" {
+	local port a b
+	port=$(free_port)
+	# Debug: the server logs every connection, not only an address's first.
+	start_server --shim --env RPCRDMA_SHIM_LOG_LEVEL=debug -m tli -a "$RXE_ADDR" -p "$port"
+
+	start_client_bg "$BATS_TEST_TMPDIR/bg1.out" -m tli -h "$RXE_ADDR" -p "$port" -o "$OPS" -s "$SIZES" -c 60
+	a=$BG_PID
+	start_client_bg "$BATS_TEST_TMPDIR/bg2.out" -m tli -h "$RXE_ADDR" -p "$port" -o "$OPS" -s "$SIZES" -c 60
+	b=$BG_PID
+	# Both connected at once: the server holds two queue pairs.
+	wait_qps rpctest-server 2 30
+	wait_bg "$a" 120
+	local sa=$BG_STATUS
+	wait_bg "$b" 120
+	local sb=$BG_STATUS
+
+	run cat "$BATS_TEST_TMPDIR/bg1.out"
+	((sa == 0)) || fail "first client exited $sa"
+	assert_client_ran "$OPS" "$SIZES" 60
+	assert_line --regexp ': RDMA, inline '
+	run cat "$BATS_TEST_TMPDIR/bg2.out"
+	((sb == 0)) || fail "second client exited $sb"
+	assert_client_ran "$OPS" "$SIZES" 60
+	assert_line --regexp ': RDMA, inline '
+
+	run grep -c "RDMA connection from" "$SERVER_LOG"
+	assert_output 2
+	wait_qps rpctest-server 0 15
+	stop_server
+}
+
+@test "RDMA carries the calls; a client killed mid-run leaves the server serving, without its queue pair" {
+	local port pid
+	port=$(free_port)
+	start_server --shim -m tli -a "$RXE_ADDR" -p "$port"
+	wait_qps rpctest-server 0 5
+
+	start_client_bg "$BATS_TEST_TMPDIR/bg1.out" -m tli -h "$RXE_ADDR" -p "$port" \
+		-o echo -s 1000 -c 100000000 -q -t 30
+	pid=$BG_PID
+	wait_client_qp "$pid" 20
+	wait_qps rpctest-server 1 10
+
+	# The proof that the calls travel over RDMA: the client holds a
+	# queue pair and no TCP connection to the service exists.
+	run ss -tnH state established "( dport = :$port or sport = :$port )"
+	assert_success
+	assert_output ""
+	run ss -tnpH state established
+	refute_output --partial "pid=$pid,"
+	_alive "$pid" || fail "the client ended early: $(cat "$BATS_TEST_TMPDIR/bg1.out")"
+
+	kill -KILL "$pid"
+	wait_bg "$pid" 10
+	((BG_STATUS == 128 + 9)) || fail "client exited $BG_STATUS, not by SIGKILL: $(cat "$BATS_TEST_TMPDIR/bg1.out")"
+	# The server notices and frees the connection.
+	wait_qps rpctest-server 0 15
+
+	client --shim -m tli -h "$RXE_ADDR" -p "$port" -o "$OPS" -s "$SIZES"
+	assert_client_ran "$OPS" "$SIZES"
+	assert_line --regexp ': RDMA, inline '
+	stop_server
+}
+
+@test "1000 handles made and destroyed: descriptors, memory and queue pairs do not pile up" {
+	local port
+	port=$(free_port)
+	start_server --shim -m tli -a "$RXE_ADDR" -p "$port"
+
+	client --shim -m tli -h "$RXE_ADDR" -p "$port" -o null -R 1000 -b -q
+	assert_success
+	assert_line --regexp ': RDMA, inline '
+	assert_line --regexp '^null +0 +1000 '
+	local line fb fa rb ra
+	line=$(grep '^cycles=' <<<"$output") || fail "no cycles= line"
+	[[ $line =~ ^cycles=1000\ fds_before=([0-9]+)\ fds_after=([0-9]+)\ rss_kb_before=([0-9]+)\ rss_kb_after=([0-9]+)$ ]] ||
+		fail "unexpected line: $line"
+	fb=${BASH_REMATCH[1]} fa=${BASH_REMATCH[2]} rb=${BASH_REMATCH[3]} ra=${BASH_REMATCH[4]}
+	((fa == fb)) || fail "descriptors grew over 999 handles: $fb -> $fa"
+	((ra - rb < 2048)) || fail "RSS grew by $((ra - rb)) KiB over 999 handles ($rb -> $ra KiB)"
+
+	# Every connection left the server too.
+	wait_qps rpctest-server 0 15
+	client --shim -m tli -h "$RXE_ADDR" -p "$port" -o "$OPS" -s "$SIZES"
+	assert_client_ran "$OPS" "$SIZES"
+	stop_server
+}
+
+@test "a stopped server times the call out; a killed one fails it at once" {
+	local port pid t0 ms
+	port=$(free_port)
+	start_server --shim -m tli -a "$RXE_ADDR" -p "$port"
+	local server=$SERVER_PID
+
+	# SIGSTOP mid-run: the call in flight gets no reply within -t 3.
+	start_client_bg "$BATS_TEST_TMPDIR/bg1.out" -m tli -h "$RXE_ADDR" -p "$port" \
+		-o echo -s 100 -c 100000000 -q -t 3
+	pid=$BG_PID
+	wait_client_qp "$pid" 20
+	kill -STOP "$server"
+	t0=$(now_ms)
+	wait_bg "$pid" 30
+	ms=$(($(now_ms) - t0))
+	kill -CONT "$server"
+	run cat "$BATS_TEST_TMPDIR/bg1.out"
+	((BG_STATUS == 1)) || fail "client exited $BG_STATUS after the server stopped"
+	assert_line "echo 100: RPC: Timed out"
+	((ms < 9000)) || fail "the client gave up $ms ms after the server stopped, with a 3 s timeout"
+
+	# The server, continued, still serves.
+	client --shim -m tli -h "$RXE_ADDR" -p "$port" -o "$OPS" -s "$SIZES"
+	assert_client_ran "$OPS" "$SIZES"
+
+	# SIGKILL mid-run: the connection goes, the call fails.
+	start_client_bg "$BATS_TEST_TMPDIR/bg2.out" -m tli -h "$RXE_ADDR" -p "$port" \
+		-o source -s 3000 -c 100000000 -q -t 10
+	pid=$BG_PID
+	wait_client_qp "$pid" 20
+	kill -KILL "$server"
+	t0=$(now_ms)
+	wait_bg "$pid" 30
+	ms=$(($(now_ms) - t0))
+	_wait_gone "$server" 5 || true
+	wait "$server" 2>/dev/null || true
+	_forget_pid "$server"
+	run cat "$BATS_TEST_TMPDIR/bg2.out"
+	((BG_STATUS == 1)) || fail "client exited $BG_STATUS after the server was killed"
+	assert_line --regexp '^source 3000: RPC: (Unable to receive|Timed out)'
+	((ms < 15000)) || fail "the client gave up $ms ms after the server died, with a 10 s timeout"
+}

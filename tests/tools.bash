@@ -1,0 +1,194 @@
+# Helpers for the suites on the tools and the settings (host/030-tools,
+# host/040-config, rdma/050-settings).  Load after the common helpers:
+#
+#     load ../helpers
+#     load ../tools
+#
+# Paths come from meson (tests/meson.build), or default to the build tree:
+#   RPCRDMA_TEST_STAT  the built rpcrdma-stat
+#   RPCRDMA_TEST_RUN   the configured rpcrdma-run
+# The wrapper is pointed at the library of this build with RPCRDMA_RUN_LIB,
+# never at an installed one.
+
+: "${RPCRDMA_TEST_STAT:=$RPCRDMA_BUILD_DIR/tools/rpcrdma-stat}"
+: "${RPCRDMA_TEST_RUN:=$RPCRDMA_BUILD_DIR/tools/rpcrdma-run}"
+RPCRDMA_RUN_LIB=$RPCRDMA_TEST_SHIM_LIB
+export RPCRDMA_TEST_STAT RPCRDMA_TEST_RUN RPCRDMA_RUN_LIB
+
+RPCTEST_PROG_NUM=$((0x20000099))	# rpctest.x
+
+# The tools must have been built.
+require_tools() {
+	local f
+	for f in "$RPCRDMA_TEST_STAT" "$RPCRDMA_TEST_RUN"; do
+		[[ -x $f ]] ||
+			fail "$f is missing: build first (ninja -C build), or set RPCRDMA_BUILD_DIR"
+	done
+}
+
+require_jq() {
+	command -v jq >/dev/null ||
+		skip "jq is not installed (the tests read rpcrdma-stat -j with it)"
+}
+
+# --- programs ---------------------------------------------------------------
+
+# start_client_bg [--shim] [--env NAME=VALUE] [--ns NETNS] [--] [client args]
+# rpctest-client in the background (give it a large -c), stopped in
+# teardown with the servers.  Sets CLIENT_PID and CLIENT_LOG.
+start_client_bg() {
+	local -a cmd
+	_launch_prefix cmd "$@"
+	shift "$_PREFIX_SHIFT"
+	local log=$BATS_TEST_TMPDIR/client${#SERVER_LOGS[@]}.log
+	cmd+=("$RPCTEST_CLIENT" "$@")
+	echo "# ${cmd[*]}" >"$log"
+	"${cmd[@]}" >>"$log" 2>&1 </dev/null 3>&- &
+	CLIENT_PID=$!
+	CLIENT_LOG=$log
+	SERVER_PIDS+=("$CLIENT_PID")
+	SERVER_LOGS+=("$log")
+}
+
+# pause_client / resume_client: stop the background client (SIGSTOP), so
+# that its traffic does not slow down the checks, and let it go on.  A
+# paused client is resumed in tools_teardown.
+pause_client() {
+	kill -STOP "$CLIENT_PID"
+	PAUSED_PIDS+=("$CLIENT_PID")
+}
+
+resume_client() {
+	kill -CONT "$CLIENT_PID"
+}
+
+PAUSED_PIDS=()
+
+# Teardown for the suites that load this file.
+tools_teardown() {
+	local pid
+	for pid in "${PAUSED_PIDS[@]}"; do
+		kill -CONT "$pid" 2>/dev/null || true
+	done
+	helpers_teardown
+}
+
+teardown() {
+	tools_teardown
+}
+
+# wrap_server [rpcrdma-run options]: from now on, start_server runs
+# rpctest-server through rpcrdma-run with these options (the process id
+# stays the server's: the wrapper execs it).  wrap_client does the same
+# for client and start_client_bg.
+wrap_server() {
+	RPCTEST_SERVER=$(_wrapper server "$RPCTEST_BIN_DIR/rpctest-server" "$@")
+}
+
+wrap_client() {
+	RPCTEST_CLIENT=$(_wrapper client "$RPCTEST_BIN_DIR/rpctest-client" "$@")
+}
+
+_wrapper() {
+	local name=$1 real=$2 arg
+	shift 2
+	local script=$BATS_TEST_TMPDIR/run-$name
+	{
+		echo '#!/bin/sh'
+		printf 'exec %q' "$RPCRDMA_TEST_RUN"
+		for arg in "$@"; do
+			printf ' %q' "$arg"
+		done
+		printf ' -- %q "$@"\n' "$real"
+	} >"$script"
+	chmod +x "$script"
+	echo "$script"
+}
+
+# wait_until SECONDS COMMAND...: run COMMAND until it succeeds; false when
+# it did not within SECONDS.
+wait_until() {
+	local deadline=$((SECONDS + $1))
+	shift
+	until "$@"; do
+		((SECONDS < deadline)) || return 1
+		sleep 0.1
+	done
+}
+
+# --- rpcrdma-stat ---------------------------------------------------------------
+
+# stat_json [rpcrdma-stat options]: rpcrdma-stat -j into STAT_JSON (the
+# command must succeed and print a JSON document), flattened with one jq
+# run into the associative array ST, values as jq -r prints them:
+#   ST[PID.KEY]                 the process's fields (.program, .fallbacks.config,
+#                               .transports.0.role, ...) and PID.ntransports
+#   ST[PID.client.KEY]          its first client (.transport, .local.port, ...)
+#   ST[PID.listener.KEY]        its first listener
+#   ST[PID.server.PORT.KEY]     its server connection from peer port PORT
+stat_json() {
+	run --separate-stderr "$RPCRDMA_TEST_STAT" -j "$@"
+	assert_success
+	STAT_JSON=$output
+	local k v
+	declare -gA ST=()
+	while IFS=$'\t' read -r k v; do
+		ST[$k]=$v
+	done < <(jq -r '
+		def leaves($k): paths(type != "object" and type != "array") as $q
+			| "\($k).\($q | map(tostring) | join("."))\t\(getpath($q))";
+		.processes[] | .pid as $p
+		| leaves("\($p)"),
+		  "\($p).ntransports\t\(.transports | length)",
+		  (.transports
+		   | (map(select(.role == "client"))[0] // empty | leaves("\($p).client")),
+		     (map(select(.role == "listener"))[0] // empty | leaves("\($p).listener")),
+		     (.[] | select(.role == "server") | leaves("\($p).server.\(.peer.port)")))
+		' <<<"$STAT_JSON") || fail "rpcrdma-stat -j printed no JSON: $STAT_JSON"
+}
+
+# assert_st KEY VALUE: ST[KEY] is VALUE.
+assert_st() {
+	[[ ${ST[$1]-<none>} == "$2" ]] ||
+		fail "rpcrdma-stat: $1 is ${ST[$1]-<none>}, expected $2; the document:
+$STAT_JSON"
+}
+
+# assert_st_ge KEY N: ST[KEY] is a number of at least N.
+assert_st_ge() {
+	[[ ${ST[$1]-} =~ ^[0-9]+$ ]] && ((ST[$1] >= $2)) ||
+		fail "rpcrdma-stat: $1 is ${ST[$1]-<none>}, expected at least $2; the document:
+$STAT_JSON"
+}
+
+# stat_has PID JQ-CONDITION: process PID is shown by rpcrdma-stat and the
+# condition holds on its object (for wait_until).
+stat_has() {
+	"$RPCRDMA_TEST_STAT" -j -p "$1" 2>/dev/null |
+		jq -e --argjson pid "$1" ".processes[] | select(.pid == \$pid) | $2" >/dev/null
+}
+
+# The statistics file of process PID (of this user).
+stats_file() {
+	echo "/dev/shm/rpcrdma-shim.$(id -u).$1"
+}
+
+# --- logs -------------------------------------------------------------------
+
+# assert_log FILE REGEX: FILE has a line matching REGEX (grep -E).
+assert_log() {
+	grep -qE -- "$2" "$1" ||
+		fail "no line matching '$2' in $1:
+$(cat "$1")"
+}
+
+refute_log() {
+	! grep -qE -- "$2" "$1" ||
+		fail "a line matching '$2' in $1:
+$(grep -E -- "$2" "$1")"
+}
+
+# count_log FILE REGEX: how many lines match.
+count_log() {
+	grep -cE -- "$2" "$1" || true
+}

@@ -1,0 +1,25 @@
+/*
+ * Hooks on libtirpc's own transports: a copy of the ops table with one
+ * entry replaced, hung off the transport, the original kept for the rest.
+ */
+#ifndef TRANSPORT_HOOKS_H
+#define TRANSPORT_HOOKS_H
+
+#include <rpc/rpc.h>
+
+#include "stats.h"
+
+/*
+ * Run fn(xprt, arg) when xprt is destroyed (svc_destroy), just before its
+ * own xp_destroy.  Hooks stack.  Returns 0 or -ENOMEM.
+ */
+int svc_hook_destroy(SVCXPRT *xprt, void (*fn)(SVCXPRT *xprt, void *arg),
+		     void *arg);
+
+/*
+ * Count the calls of a libtirpc CLIENT (calls, errors, timeouts) into s
+ * and close s when the CLIENT is destroyed.  Returns 0 or -ENOMEM.
+ */
+int clnt_hook_stats(CLIENT *cl, struct shim_stats_conn *s);
+
+#endif

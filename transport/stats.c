@@ -1,0 +1,203 @@
+/*
+ * The statistics file of this process (see stats.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "stats.h"
+
+static pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct shim_stats_file *stats;	/* NULL until the first transport */
+static bool stats_failed;		/* could not create it: stay off */
+static char stats_name[64];
+static char desc_prog[64], desc_config[256];
+static unsigned int desc_mode;
+static bool desc_bad;
+
+static uint64_t
+now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec;
+}
+
+void
+shim_stats_addr_from(struct shim_stats_addr *a, const struct sockaddr *sa)
+{
+	memset(a, 0, sizeof(*a));
+	if (!sa)
+		return;
+	if (sa->sa_family == AF_INET) {
+		const struct sockaddr_in *sin = (const struct sockaddr_in *)sa;
+
+		a->family = AF_INET;
+		a->port = ntohs(sin->sin_port);
+		memcpy(a->addr, &sin->sin_addr, 4);
+	} else if (sa->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)sa;
+
+		a->family = AF_INET6;
+		a->port = ntohs(sin6->sin6_port);
+		memcpy(a->addr, &sin6->sin6_addr, 16);
+	}
+}
+
+void
+shim_stats_describe(const char *prog, const char *config, unsigned int mode,
+		    bool bad_config)
+{
+	pthread_mutex_lock(&stats_lock);
+	snprintf(desc_prog, sizeof(desc_prog), "%s", prog ? prog : "");
+	snprintf(desc_config, sizeof(desc_config), "%s", config ? config : "");
+	desc_mode = mode;
+	desc_bad = bad_config;
+	pthread_mutex_unlock(&stats_lock);
+}
+
+/* A child starts without a file: its transports get one of its own. */
+static void
+stats_atfork_child(void)
+{
+	stats = NULL;
+	stats_failed = false;
+}
+
+__attribute__((destructor)) static void
+stats_remove(void)
+{
+	if (stats && stats->pid == getpid())
+		shm_unlink(stats_name);
+}
+
+/* Create and map this process's file.  Caller holds stats_lock. */
+static struct shim_stats_file *
+stats_create_locked(void)
+{
+	static bool atfork_done;
+	struct shim_stats_file *f;
+	int fd, tries;
+
+	if (stats || stats_failed)
+		return stats;
+	stats_failed = true;
+	snprintf(stats_name, sizeof(stats_name), "/" SHIM_STATS_PREFIX "%u.%d",
+		 (unsigned int)getuid(), (int)getpid());
+	for (tries = 0; tries < 2; tries++) {
+		fd = shm_open(stats_name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC,
+			      0600);
+		if (fd >= 0 || errno != EEXIST)
+			break;
+		/* Left by an earlier process with the same pid. */
+		shm_unlink(stats_name);
+	}
+	if (fd < 0)
+		return NULL;
+	if (ftruncate(fd, sizeof(*f)) < 0) {
+		close(fd);
+		shm_unlink(stats_name);
+		return NULL;
+	}
+	f = mmap(NULL, sizeof(*f), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (f == MAP_FAILED) {
+		shm_unlink(stats_name);
+		return NULL;
+	}
+	f->version = SHIM_STATS_VERSION;
+	f->size = sizeof(*f);
+	f->pid = getpid();
+	f->uid = getuid();
+	f->started = now_s();
+	memcpy(f->prog, desc_prog, sizeof(f->prog));
+	memcpy(f->config, desc_config, sizeof(f->config));
+	f->mode = desc_mode;
+	f->bad_config = desc_bad;
+	f->nslots = SHIM_STATS_SLOTS;
+	/* Readers trust a file once the magic is there. */
+	__atomic_store_n(&f->magic, SHIM_STATS_MAGIC, __ATOMIC_RELEASE);
+	if (!atfork_done) {
+		pthread_atfork(NULL, NULL, stats_atfork_child);
+		atfork_done = true;
+	}
+	stats_failed = false;
+	stats = f;
+	return f;
+}
+
+static struct shim_stats_file *
+stats_get(void)
+{
+	struct shim_stats_file *f = __atomic_load_n(&stats, __ATOMIC_ACQUIRE);
+
+	if (f)
+		return f;
+	pthread_mutex_lock(&stats_lock);
+	f = stats_create_locked();
+	pthread_mutex_unlock(&stats_lock);
+	return f;
+}
+
+struct shim_stats_conn *
+shim_stats_open(enum shim_stats_role role, enum shim_stats_transport transport,
+		const struct sockaddr *peer, const struct sockaddr *local)
+{
+	struct shim_stats_file *f = stats_get();
+	unsigned int i;
+
+	if (!f)
+		return NULL;
+	for (i = 0; i < SHIM_STATS_SLOTS; i++) {
+		struct shim_stats_conn *s = &f->slots[i];
+		uint32_t expect = SHIM_STATS_FREE;
+
+		if (!__atomic_compare_exchange_n(&s->state, &expect,
+						 SHIM_STATS_CLAIMED, false,
+						 __ATOMIC_ACQUIRE,
+						 __ATOMIC_RELAXED))
+			continue;
+		memset((char *)s + sizeof(s->state), 0,
+		       sizeof(*s) - sizeof(s->state));
+		s->role = role;
+		s->transport = transport;
+		shim_stats_addr_from(&s->peer, peer);
+		shim_stats_addr_from(&s->local, local);
+		s->created = now_s();
+		if (transport == SHIM_STATS_RDMA)
+			shim_stats_add(&f->rdma_transports, 1);
+		return s;
+	}
+	return NULL;
+}
+
+void
+shim_stats_publish(struct shim_stats_conn *s)
+{
+	if (s)
+		__atomic_store_n(&s->state, SHIM_STATS_LIVE, __ATOMIC_RELEASE);
+}
+
+void
+shim_stats_close(struct shim_stats_conn *s)
+{
+	if (s)
+		__atomic_store_n(&s->state, SHIM_STATS_FREE, __ATOMIC_RELEASE);
+}
+
+void
+shim_stats_fallback(unsigned int reason)
+{
+	struct shim_stats_file *f = stats_get();
+
+	if (f && reason < SHIM_STATS_REASONS)
+		shim_stats_add(&f->fallbacks[reason], 1);
+}

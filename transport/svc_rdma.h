@@ -1,0 +1,46 @@
+/*
+ * RPC-over-RDMA Version One server transports behind libtirpc's SVCXPRT.
+ *
+ * Next to a TCP rendezvous made by svc_vc_create(), an RDMA-CM listener is
+ * registered with xprt_register(); each accepted connection becomes its own
+ * SVCXPRT whose xp_fd is the connection's completion channel.  The
+ * program's unmodified svc_run() (or its own poll loop calling
+ * svc_getreq_poll()) drives them, and calls are dispatched through
+ * libtirpc's normal path to the program's service routines.
+ */
+#ifndef TRANSPORT_SVC_RDMA_H
+#define TRANSPORT_SVC_RDMA_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rpc/rpc.h>
+
+#include "rdma_conn.h"
+#include "stats.h"
+
+struct svc_rdma_params {
+	uint32_t inline_send;
+	uint32_t inline_recv;
+	unsigned int credits;		/* receives posted and credits granted */
+	uint64_t max_call;		/* largest call accepted, octets */
+	bool remote_inv;
+};
+
+/*
+ * Add an RDMA listener on addr (address and RDMA port) next to the TCP
+ * rendezvous tcp_xprt.  The listener lives as long as tcp_xprt: destroying
+ * tcp_xprt (svc_destroy) destroys the listener and its connections.
+ * Returns 0, or a negative errno with *why set.
+ */
+int svc_rdma_listen(SVCXPRT *tcp_xprt, const struct sockaddr *addr,
+		    u_int sendsz, u_int recvsz,
+		    const struct svc_rdma_params *params, enum rdma_fail *why);
+
+/*
+ * The listener's statistics slot (owned by the caller, who closes it when
+ * tcp_xprt goes): accepted connections are counted there.
+ */
+void svc_rdma_set_stats(SVCXPRT *tcp_xprt, struct shim_stats_conn *s);
+
+#endif
