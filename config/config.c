@@ -39,6 +39,7 @@ enum key_id {
 	K_NEGATIVE_CACHE,
 	K_MAX_REPLY,
 	K_MAX_CALL,
+	K_WRITE_CHUNK,
 	K_REMOTE_INVALIDATE,
 	K_LOG_LEVEL,
 	K_LOG,
@@ -57,6 +58,7 @@ const char *const shim_config_keys[] = {
 	[K_NEGATIVE_CACHE] = "negative_cache",
 	[K_MAX_REPLY] = "max_reply",
 	[K_MAX_CALL] = "max_call",
+	[K_WRITE_CHUNK] = "write_chunk",
 	[K_REMOTE_INVALIDATE] = "remote_invalidate",
 	[K_LOG_LEVEL] = "log_level",
 	[K_LOG] = "log",
@@ -76,6 +78,7 @@ const char *const shim_config_env_names[] = {
 	"RPCRDMA_SHIM_NEGATIVE_CACHE",
 	"RPCRDMA_SHIM_MAX_REPLY",
 	"RPCRDMA_SHIM_MAX_CALL",
+	"RPCRDMA_SHIM_WRITE_CHUNK",
 	"RPCRDMA_SHIM_REMOTE_INVALIDATE",
 	"RPCRDMA_SHIM_LOG_LEVEL",
 	"RPCRDMA_SHIM_LOG",
@@ -316,6 +319,11 @@ static const struct num_spec spec_negative_cache = {
 	units_s, 0, 86400, 1,
 	"must be from 0 to 86400 seconds",
 	"(optional suffix s or m)",
+};
+static const struct num_spec spec_write_chunk = {
+	units_bytes, 0, 1ull << 30, 1,
+	"must be from 0 (none) to 1073741824 (1G) bytes",
+	"(optional suffix K, M, G, KiB, MiB or GiB)",
 };
 static const struct num_spec spec_max_msg = {
 	units_bytes, 4096, 1ull << 30, 1,
@@ -725,6 +733,11 @@ set_scalar(struct shim_config *cfg, enum key_id key, const char *value,
 			cfg->max_reply = v;
 		else if (!err)
 			cfg->max_call = v;
+		return err;
+	case K_WRITE_CHUNK:
+		err = parse_num(&spec_write_chunk, value, &v, why, whylen);
+		if (!err)
+			cfg->write_chunk = v;
 		return err;
 	case K_RULE:
 	case K_PORT_MAP:

@@ -125,6 +125,7 @@ struct shim_config {
 	uint32_t negative_cache_s;	/* 0: no negative cache */
 	uint64_t max_reply;		/* bytes */
 	uint64_t max_call;		/* bytes */
+	uint64_t write_chunk;		/* bytes of Write chunk offered, 0: none */
 	bool remote_invalidate;
 	enum shim_log_level log_level;
 	enum shim_log_dest log_dest;

@@ -270,6 +270,7 @@ shim_clnt_vc_create(int fd, const struct netbuf *raddr, rpcprog_t prog,
 	params.credits = cfg->credits;
 	params.connect_timeout_ms = (int)cfg->connect_timeout_ms;
 	params.max_reply = cfg->max_reply;
+	params.write_chunk = cfg->write_chunk;
 	params.remote_inv = cfg->remote_invalidate;
 
 	shim_busy++;

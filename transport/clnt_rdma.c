@@ -31,6 +31,7 @@
 #include "config/log.h"
 #include "rpcrdma_xdr.h"
 #include "stats.h"
+#include "xdr_ddp.h"
 #include "xdr_grow.h"
 
 /* Room for the serialized call header: xid, direction, rpcvers, prog, vers. */
@@ -65,10 +66,11 @@ struct ct_slot {
 	uint64_t orphaned;	/* order in which slots became orphans */
 	struct rdma_pbuf *callbuf;	/* the call is encoded here */
 	struct rdma_pbuf *replybuf;	/* the Reply chunk */
-	struct ct_window win[2];	/* CT_WIN_READ, CT_WIN_REPLY */
+	struct rdma_pbuf *ddpbuf;	/* the Write chunk, when offered */
+	struct ct_window win[3];	/* by CT_WIN_* */
 };
 
-enum { CT_WIN_READ, CT_WIN_REPLY };
+enum { CT_WIN_READ, CT_WIN_REPLY, CT_WIN_WRITE, CT_NWIN };
 
 struct ct_rdma {
 	pthread_mutex_t ct_lock;
@@ -92,6 +94,7 @@ struct ct_rdma {
 
 	uint64_t ct_max_reply;		/* the Reply chunk offered */
 	uint64_t ct_max_reply_cfg;	/* the same, as configured */
+	uint64_t ct_write_chunk;	/* the Write chunk offered, 0: none */
 	struct ct_slot ct_slots[CT_SLOTS];
 	uint64_t ct_orphans;		/* orphan counter, for ordering */
 	uint32_t ct_rep_inv;		/* rkey the reply invalidated, or 0 */
@@ -136,7 +139,7 @@ time_not_ok(const struct timeval *t)
 /* Exposure: memory windows or per-call registrations                  */
 /* ------------------------------------------------------------------ */
 
-#define WIN_ID(slot, w) ((uint32_t)((slot) * 2 + (w)))
+#define WIN_ID(slot, w) ((uint32_t)((slot) * CT_NWIN + (w)))
 
 /*
  * Expose len octets at addr for one call.  With a memory window this
@@ -223,7 +226,7 @@ slot_remote_inv(struct ct_slot *slot, uint32_t rkey)
 {
 	unsigned int w;
 
-	for (w = 0; w < 2; w++)
+	for (w = 0; w < CT_NWIN; w++)
 		if (rkey && slot->win[w].mw && slot->win[w].bound &&
 		    slot->win[w].rkey == rkey)
 			slot->win[w].bound = false;
@@ -232,7 +235,12 @@ slot_remote_inv(struct ct_slot *slot, uint32_t rkey)
 static bool
 slot_exposed(const struct ct_slot *slot)
 {
-	return slot->win[0].bound || slot->win[1].bound;
+	unsigned int w;
+
+	for (w = 0; w < CT_NWIN; w++)
+		if (slot->win[w].bound)
+			return true;
+	return false;
 }
 
 /* Fence what is still exposed; the slot is free once nothing is. */
@@ -243,7 +251,7 @@ slot_fence(struct ct_rdma *ct, unsigned int s)
 	unsigned int w;
 	int ret;
 
-	for (w = 0; w < 2; w++) {
+	for (w = 0; w < CT_NWIN; w++) {
 		ret = win_fence(ct, s, w);
 		if (ret)
 			return ret;
@@ -324,8 +332,8 @@ ct_completion(struct ct_rdma *ct, const struct ibv_wc *wc, bool match,
 
 	if (RDMA_WRID_KIND(wc->wr_id) == RDMA_WR_LOCAL_INV) {
 		uint32_t id = RDMA_WRID_IDX(wc->wr_id);
-		struct ct_slot *slot = &ct->ct_slots[id / 2];
-		struct ct_window *win = &slot->win[id % 2];
+		struct ct_slot *slot = &ct->ct_slots[id / CT_NWIN];
+		struct ct_window *win = &slot->win[id % CT_NWIN];
 
 		win->inv_pending = false;
 		if (wc->status == IBV_WC_SUCCESS)
@@ -565,6 +573,16 @@ ct_encode_header(struct ct_rdma *ct, uint8_t *buf, uint32_t xid,
 	}
 	h->nwrites = 0;
 	h->nwsegs = 0;
+	if (ct->ct_write_chunk) {
+		/* s4.4.6: one Write chunk for the first opaque result. */
+		h->nwrites = 1;
+		h->writes[0].first = 0;
+		h->writes[0].nsegs = 1;
+		h->nwsegs = 1;
+		h->wsegs[0].handle = slot->win[CT_WIN_WRITE].rkey;
+		h->wsegs[0].length = (uint32_t)ct->ct_write_chunk;
+		h->wsegs[0].offset = (uintptr_t)slot->ddpbuf->buf.addr;
+	}
 	h->has_reply = true;
 	h->nreply = 1;
 	h->reply[0].handle = slot->win[CT_WIN_REPLY].rkey;
@@ -573,8 +591,19 @@ ct_encode_header(struct ct_rdma *ct, uint8_t *buf, uint32_t xid,
 	return rpcrdma_hdr_encode(buf, CT_SEND_BUF, h);
 }
 
-/* Octets of the inline call header: prefix, empty lists, one-segment Reply chunk. */
-#define CT_MSG_HDR_LEN (RPCRDMA_PREFIX_LEN + 4 + 4 + 8 + RPCRDMA_SEGMENT_LEN)
+/*
+ * Octets of the inline call header: prefix, empty Read list, the Write
+ * list (one one-segment chunk when offered), one-segment Reply chunk.
+ */
+static size_t
+ct_msg_hdr_len(const struct ct_rdma *ct)
+{
+	size_t len = RPCRDMA_PREFIX_LEN + 4 + 4 + 8 + RPCRDMA_SEGMENT_LEN;
+
+	if (ct->ct_write_chunk)
+		len += 8 + RPCRDMA_SEGMENT_LEN;
+	return len;
+}
 
 /* ------------------------------------------------------------------ */
 /* clnt_ops                                                            */
@@ -595,10 +624,12 @@ ct_fail(struct ct_rdma *ct, enum clnt_stat st, int err)
  */
 static enum clnt_stat
 ct_decode_reply(CLIENT *cl, struct ct_rdma *ct, uint32_t xid, uint8_t *buf,
-		uint32_t len, xdrproc_t xdr_results, void *results_ptr,
-		int *refreshes, bool *refresh)
+		uint32_t len, const uint8_t *chunk, uint32_t chunk_len,
+		xdrproc_t xdr_results, void *results_ptr, int *refreshes,
+		bool *refresh)
 {
 	struct rpc_msg reply_msg;
+	struct xdr_ddp ddp;
 	XDR xdrs;
 
 	*refresh = false;
@@ -607,11 +638,21 @@ ct_decode_reply(CLIENT *cl, struct ct_rdma *ct, uint32_t xid, uint8_t *buf,
 	reply_msg.acpted_rply.ar_results.where = NULL;
 	reply_msg.acpted_rply.ar_results.proc = XDRPROC(xdr_void);
 
-	xdrmem_create(&xdrs, (char *)buf, len, XDR_DECODE);
+	/*
+	 * A result the server placed in the Write chunk is put back into
+	 * the reduced reply as it is decoded (s4.4.6).
+	 */
+	memset(&ddp, 0, sizeof(ddp));
+	ddp.buf = buf;
+	ddp.len = len;
+	ddp.chunk = chunk;
+	ddp.chunk_len = chunk_len;
+	xdr_ddp_create(&xdrs, &ddp);
 	if (!xdr_replymsg(&xdrs, &reply_msg) || reply_msg.rm_xid != xid) {
 		XDR_DESTROY(&xdrs);
 		return ct_fail(ct, RPC_CANTDECODERES, 0);
 	}
+	ddp.armed = true;
 
 	_seterr_reply(&reply_msg, &ct->ct_error);
 	if (ct->ct_error.re_status == RPC_SUCCESS) {
@@ -620,7 +661,8 @@ ct_decode_reply(CLIENT *cl, struct ct_rdma *ct, uint32_t xid, uint8_t *buf,
 			ct->ct_error.re_status = RPC_AUTHERROR;
 			ct->ct_error.re_why = AUTH_INVALIDRESP;
 		} else if (!AUTH_UNWRAP(cl->cl_auth, &xdrs, xdr_results,
-					results_ptr)) {
+					results_ptr) || (chunk_len && !ddp.used)) {
+			/* Also a Write chunk no result could be taken from. */
 			if (ct->ct_error.re_status == RPC_SUCCESS)
 				ct->ct_error.re_status = RPC_CANTDECODERES;
 		}
@@ -644,16 +686,29 @@ ct_decode_reply(CLIENT *cl, struct ct_rdma *ct, uint32_t xid, uint8_t *buf,
  */
 static bool
 ct_reply_payload(struct ct_rdma *ct, const struct ct_slot *slot, uint32_t ridx,
-		 uint32_t rlen, uint8_t **buf, uint32_t *len)
+		 uint32_t rlen, uint8_t **buf, uint32_t *len, uint32_t *ddp_len)
 {
 	const struct rpcrdma_hdr *h = &ct->ct_hdr;
 	uint64_t total = 0;
 	unsigned int i;
 
-	/* No Write chunk was offered: none may come back filled. */
-	for (i = 0; i < h->nwsegs; i++)
-		if (h->wsegs[i].length)
+	/*
+	 * s4.4.6: the Write chunk comes back as offered, with the octets
+	 * written; without one offered, none may come back filled.
+	 */
+	*ddp_len = 0;
+	if (ct->ct_write_chunk && h->nwrites) {
+		if (h->nwrites != 1 || h->writes[0].nsegs != 1 ||
+		    h->wsegs[0].handle != slot->win[CT_WIN_WRITE].rkey ||
+		    h->wsegs[0].offset != (uintptr_t)slot->ddpbuf->buf.addr ||
+		    h->wsegs[0].length > ct->ct_write_chunk)
 			return false;
+		*ddp_len = h->wsegs[0].length;
+	} else {
+		for (i = 0; i < h->nwsegs; i++)
+			if (h->wsegs[i].length)
+				return false;
+	}
 	if (h->proc == RDMA_MSG) {
 		*buf = rdma_conn_recv_buf(ct->ct_conn, ridx) + h->hdrlen;
 		*len = rlen - (uint32_t)h->hdrlen;
@@ -680,8 +735,8 @@ ct_send_call(struct ct_rdma *ct, unsigned int s, uint32_t xid, size_t len,
 {
 	struct rdma_conn *c = ct->ct_conn;
 	struct ct_slot *slot = &ct->ct_slots[s];
-	bool long_call = CT_MSG_HDR_LEN + len > c->send_max;
-	struct ibv_send_wr binds[2];
+	bool long_call = ct_msg_hdr_len(ct) + len > c->send_max;
+	struct ibv_send_wr binds[CT_NWIN];
 	struct ibv_sge sge[2];
 	unsigned int nbinds = 0;
 	uint32_t idx, rlen;
@@ -696,6 +751,14 @@ ct_send_call(struct ct_rdma *ct, unsigned int s, uint32_t xid, size_t len,
 	if (long_call) {
 		ret = win_expose(ct, s, CT_WIN_READ, slot->callbuf, len,
 				 IBV_ACCESS_REMOTE_READ, &binds[nbinds]);
+		if (ret < 0)
+			return ret;
+		nbinds += (unsigned int)ret;
+	}
+	if (ct->ct_write_chunk) {
+		ret = win_expose(ct, s, CT_WIN_WRITE, slot->ddpbuf,
+				 ct->ct_write_chunk, IBV_ACCESS_REMOTE_WRITE,
+				 &binds[nbinds]);
 		if (ret < 0)
 			return ret;
 		nbinds += (unsigned int)ret;
@@ -738,10 +801,11 @@ ct_send_call(struct ct_rdma *ct, unsigned int s, uint32_t xid, size_t len,
 	 * A type 2 window bound through the send queue keeps its key in the
 	 * application's ibv_mw: the next bind names it as the current key.
 	 */
-	for (ret = 0; ret < 2; ret++) {
+	for (ret = 0; ret < CT_NWIN; ret++) {
 		struct ct_window *win = &slot->win[ret];
 
-		if (win->mw && (ret == CT_WIN_REPLY || long_call)) {
+		if (win->mw && (ret == CT_WIN_REPLY || (ret == CT_WIN_READ && long_call) ||
+				(ret == CT_WIN_WRITE && ct->ct_write_chunk))) {
 			win->mw->rkey = win->rkey;
 			win->bound = true;
 		}
@@ -776,7 +840,7 @@ clnt_rdma_call(CLIENT *cl, rpcproc_t proc, xdrproc_t xdr_args, void *args_ptr,
 	enum clnt_stat st;
 	struct ct_slot *slot;
 	int64_t deadline;
-	uint32_t x_id, ridx = 0, rlen = 0, plen;
+	uint32_t x_id, ridx = 0, rlen = 0, plen, ddp_len;
 	uint8_t *payload;
 	bool refresh;
 	int s, ret;
@@ -809,7 +873,10 @@ call_again:
 		slot->callbuf = rdma_pool_get(dev, RDMA_POOL_MIN);
 	if (!slot->replybuf)
 		slot->replybuf = rdma_pool_get(dev, ct->ct_max_reply);
-	if (!slot->callbuf || !slot->replybuf) {
+	if (ct->ct_write_chunk && !slot->ddpbuf)
+		slot->ddpbuf = rdma_pool_get(dev, ct->ct_write_chunk);
+	if (!slot->callbuf || !slot->replybuf ||
+	    (ct->ct_write_chunk && !slot->ddpbuf)) {
 		shim_log(SHIM_LOG_WARN,
 			 "client: cannot register %llu octets for replies (memlock limit?)",
 			 (unsigned long long)ct->ct_max_reply);
@@ -881,18 +948,25 @@ call_again:
 	switch (ct->ct_hdr.proc) {
 	case RDMA_MSG:
 	case RDMA_NOMSG:
-		if (!ct_reply_payload(ct, slot, ridx, rlen, &payload, &plen)) {
+		if (!ct_reply_payload(ct, slot, ridx, rlen, &payload, &plen,
+				      &ddp_len)) {
 			shim_log(SHIM_LOG_WARN,
 				 "client: reply to xid 0x%08x does not match the chunks offered",
 				 x_id);
 			st = ct_fail(ct, RPC_CANTDECODERES, EBADMSG);
 			break;
 		}
-		SHIM_STATS_ADD(ct->ct_stats, bytes_in, plen);
-		if (ct->ct_hdr.proc == RDMA_NOMSG)
+		if (ddp_len)
+			shim_log(SHIM_LOG_DEBUG,
+				 "client: xid 0x%08x: %u octets of the result came in the Write chunk",
+				 x_id, ddp_len);
+		SHIM_STATS_ADD(ct->ct_stats, bytes_in, plen + ddp_len);
+		if (ct->ct_hdr.proc == RDMA_NOMSG || ddp_len)
 			SHIM_STATS_ADD(ct->ct_stats, long_in, 1);
-		st = ct_decode_reply(cl, ct, x_id, payload, plen, xdr_results,
-				     results_ptr, &refreshes, &refresh);
+		st = ct_decode_reply(cl, ct, x_id, payload, plen,
+				     ddp_len ? slot->ddpbuf->buf.addr : NULL,
+				     ddp_len, xdr_results, results_ptr,
+				     &refreshes, &refresh);
 		break;
 	case RDMA_ERROR:
 		/* s5.5: RDMA_ERROR completes this XID's call. */
@@ -1069,7 +1143,7 @@ ct_free(struct ct_rdma *ct)
 		for (s = 0; s < CT_SLOTS; s++) {
 			struct ct_slot *slot = &ct->ct_slots[s];
 
-			for (w = 0; w < 2; w++) {
+			for (w = 0; w < CT_NWIN; w++) {
 				if (slot->win[w].mw)
 					ibv_dealloc_mw(slot->win[w].mw);
 				if (slot->win[w].mr)
@@ -1077,6 +1151,7 @@ ct_free(struct ct_rdma *ct)
 			}
 			rdma_pool_put(dev, slot->callbuf);
 			rdma_pool_put(dev, slot->replybuf);
+			rdma_pool_put(dev, slot->ddpbuf);
 		}
 		rdma_conn_destroy(ct->ct_conn);
 	}
@@ -1222,6 +1297,8 @@ clnt_rdma_create(int fd, const struct netbuf *raddr, const struct sockaddr *dst,
 	 */
 	ct->ct_max_reply_cfg = recvsz > p->max_reply ? recvsz : p->max_reply;
 	ct->ct_max_reply = ct->ct_max_reply_cfg + RDMA_MSG_HDR_SLACK;
+	ct->ct_write_chunk = p->write_chunk > UINT32_MAX ? UINT32_MAX :
+			     p->write_chunk;
 	if (ct->ct_max_reply > UINT32_MAX)
 		ct->ct_max_reply = UINT32_MAX;
 
@@ -1230,8 +1307,11 @@ clnt_rdma_create(int fd, const struct netbuf *raddr, const struct sockaddr *dst,
 		unsigned int s, w;
 
 		for (s = 0; s < CT_SLOTS; s++) {
-			for (w = 0; w < 2; w++) {
+			for (w = 0; w < CT_NWIN; w++) {
 				struct ct_window *win = &ct->ct_slots[s].win[w];
+
+				if (w == CT_WIN_WRITE && !ct->ct_write_chunk)
+					continue;
 
 				win->mw = ibv_alloc_mw(ct->ct_conn->dev->pd,
 						       IBV_MW_TYPE_2);
@@ -1251,7 +1331,11 @@ windows_done:
 	ct->ct_slots[0].callbuf = rdma_pool_get(ct->ct_conn->dev, RDMA_POOL_MIN);
 	ct->ct_slots[0].replybuf = rdma_pool_get(ct->ct_conn->dev,
 						 ct->ct_max_reply);
-	if (!ct->ct_slots[0].callbuf || !ct->ct_slots[0].replybuf) {
+	if (ct->ct_write_chunk)
+		ct->ct_slots[0].ddpbuf = rdma_pool_get(ct->ct_conn->dev,
+						       ct->ct_write_chunk);
+	if (!ct->ct_slots[0].callbuf || !ct->ct_slots[0].replybuf ||
+	    (ct->ct_write_chunk && !ct->ct_slots[0].ddpbuf)) {
 		struct rlimit rl;
 
 		if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
@@ -1304,7 +1388,7 @@ out_mw:
 		unsigned int s, w;
 
 		for (s = 0; s < CT_SLOTS; s++)
-			for (w = 0; w < 2; w++)
+			for (w = 0; w < CT_NWIN; w++)
 				if (ct->ct_slots[s].win[w].mw) {
 					ibv_dealloc_mw(ct->ct_slots[s].win[w].mw);
 					ct->ct_slots[s].win[w].mw = NULL;

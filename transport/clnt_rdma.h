@@ -18,6 +18,7 @@ struct clnt_rdma_params {
 	unsigned int credits;		/* receives posted, credits requested */
 	int connect_timeout_ms;
 	uint64_t max_reply;		/* Reply chunk offered, octets */
+	uint64_t write_chunk;		/* Write chunk offered, 0: none */
 	bool remote_inv;
 };
 

@@ -1154,10 +1154,14 @@ on_connect_request(struct svc_rdma_listener *lst, struct rdma_cm_event *ev)
 			  (const void *)&((const struct sockaddr_in6 *)ra)->sin6_addr :
 			  (const void *)&((const struct sockaddr_in *)ra)->sin_addr,
 			  peer, sizeof(peer));
-		/* Once per peer address at info: reconnects are routine. */
+		/*
+		 * Once per peer address at info: reconnects are routine.  The
+		 * thresholds read call/reply, as on the client's line: the
+		 * same two numbers on both ends of a connection.
+		 */
 		shim_log(first_from(ra) ? SHIM_LOG_INFO : SHIM_LOG_DEBUG,
 			 "server: RDMA connection from %s port %u: inline %u/%u%s, credits %u, R=%d",
-			 peer, sa_port(ra), c->send_max, c->recv_max,
+			 peer, sa_port(ra), c->recv_max, c->send_max,
 			 c->peer_pd_valid ? "" : " (peer sent no RFC 8797 private data)",
 			 lst->params.credits, c->rinv);
 	}

@@ -192,7 +192,8 @@ assert_netid() {
 }
 
 @test "remote_invalidate = no: R=0 on both sides" {
-	start_server --shim -m tli -a "$ADDR" -p "$PORT"
+	# Debug: the server logs both connections (info has an address's first).
+	start_server --shim --env RPCRDMA_SHIM_LOG_LEVEL=debug -m tli -a "$ADDR" -p "$PORT"
 
 	# The default where the device allows it: on.
 	client --shim -m tli -h "$ADDR" -p "$PORT" -o null,echo -s 64K

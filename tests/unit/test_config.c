@@ -232,7 +232,7 @@ test_names(const char *man_path)
 		nkeys++;
 	while (shim_config_env_names[nenv])
 		nenv++;
-	CHECK_EQ_U(nkeys, 14, "14 keys");
+	CHECK_EQ_U(nkeys, 15, "15 keys");
 	CHECK_EQ_U(nenv, nkeys + 1, "one variable per key plus the file");
 	CHECK_STR(shim_config_env_names[0], "RPCRDMA_SHIM_CONFIG",
 		  "RPCRDMA_SHIM_CONFIG comes first");
@@ -337,6 +337,9 @@ static const struct ok_case ok_cases[] = {
 	{ "max_reply = 100000", FLD(max_reply), 100000 },
 	{ "max_call = 4KiB", FLD(max_call), 4096 },
 	{ "max_call = 1g", FLD(max_call), 1u << 30 },
+	{ "write_chunk = 0", FLD(write_chunk), 0 },
+	{ "write_chunk = 1M", FLD(write_chunk), 1u << 20 },
+	{ "write_chunk = 1G", FLD(write_chunk), 1u << 30 },
 	{ "max_call = 512m", FLD(max_call), 512u << 20 },
 	{ "remote_invalidate = no", FLD(remote_invalidate), 0 },
 	{ "remote_invalidate = on", FLD(remote_invalidate), 1 },
@@ -524,8 +527,10 @@ static const struct bad_case bad_cases[] = {
 	{ "= 5", "1: = 5: missing the key before '='", FLD(nrules) },
 	{ "credit = 5", "1: credit = 5: unknown key (known: enable, mode, "
 	  "inline_send, inline_recv, credits, connect_timeout, negative_cache, "
-	  "max_reply, max_call, remote_invalidate, log_level, log, rule, "
-	  "port_map)", FLD(credits) },
+	  "max_reply, max_call, write_chunk, remote_invalidate, log_level, log, "
+	  "rule, port_map)", FLD(credits) },
+	{ "write_chunk = 2G", "1: write_chunk = 2G: must be from 0 (none) to "
+	  "1073741824 (1G) bytes", FLD(write_chunk) },
 };
 
 static void
@@ -685,6 +690,7 @@ static const struct env_case env_cases[] = {
 	{ "RPCRDMA_SHIM_MAX_REPLY=1M", FLD(max_reply), 1u << 20 },
 	{ "RPCRDMA_SHIM_MAX_CALL=2G", FLD(max_reply), 64u << 20 },
 	{ "RPCRDMA_SHIM_MAX_CALL=1G", FLD(max_call), 1u << 30 },
+	{ "RPCRDMA_SHIM_WRITE_CHUNK=2M", FLD(write_chunk), 2u << 20 },
 	{ "RPCRDMA_SHIM_REMOTE_INVALIDATE=off", FLD(remote_invalidate), 0 },
 	{ "RPCRDMA_SHIM_LOG_LEVEL=debug", FLD(log_level), SHIM_LOG_DEBUG },
 	{ "RPCRDMA_SHIM_LOG=syslog", FLD(log_dest), SHIM_LOG_TO_SYSLOG },
