@@ -1016,11 +1016,8 @@ clnt_rdma_geterr(CLIENT *cl, struct rpc_err *errp)
 static bool_t
 clnt_rdma_freeres(CLIENT *cl, xdrproc_t xdr_res, void *res_ptr)
 {
-	XDR xdrs;
-
-	memset(&xdrs, 0, sizeof(xdrs));
-	xdrs.x_op = XDR_FREE;
-	return (*xdr_res)(&xdrs, res_ptr);
+	xdr_free(xdr_res, res_ptr);
+	return TRUE;
 }
 
 static void

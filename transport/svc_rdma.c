@@ -28,6 +28,7 @@
 #include "config/log.h"
 #include "hooks.h"
 #include "rpcrdma_xdr.h"
+#include "sockaddr.h"
 #include "svc_rdma.h"
 #include "xdr_grow.h"
 
@@ -104,21 +105,6 @@ static struct svc_rdma_conn *
 sc_of(SVCXPRT *xprt)
 {
 	return (struct svc_rdma_conn *)xprt->xp_p1;
-}
-
-static size_t
-sa_len(const struct sockaddr *sa)
-{
-	return sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) :
-					   sizeof(struct sockaddr_in);
-}
-
-static uint16_t
-sa_port(const struct sockaddr *sa)
-{
-	return ntohs(sa->sa_family == AF_INET6 ?
-		     ((const struct sockaddr_in6 *)sa)->sin6_port :
-		     ((const struct sockaddr_in *)sa)->sin_port);
 }
 
 /* Fill the address fields of an SVCXPRT as svc_vc does. */
@@ -654,11 +640,8 @@ sc_getargs(SVCXPRT *xprt, xdrproc_t xdr_args, void *args_ptr)
 static bool_t
 sc_freeargs(SVCXPRT *xprt, xdrproc_t xdr_args, void *args_ptr)
 {
-	XDR xdrs;
-
-	memset(&xdrs, 0, sizeof(xdrs));
-	xdrs.x_op = XDR_FREE;
-	return (*xdr_args)(&xdrs, args_ptr);
+	xdr_free(xdr_args, args_ptr);
+	return TRUE;
 }
 
 /* ------------------------------------------------------------------ */
@@ -1146,14 +1129,10 @@ on_connect_request(struct svc_rdma_listener *lst, struct rdma_cm_event *ev)
 	}
 
 	{
-		char peer[INET6_ADDRSTRLEN] = "?";
+		char peer[INET6_ADDRSTRLEN];
 		const struct sockaddr *ra = (struct sockaddr *)&sc->raddr;
 
-		inet_ntop(ra->sa_family,
-			  ra->sa_family == AF_INET6 ?
-			  (const void *)&((const struct sockaddr_in6 *)ra)->sin6_addr :
-			  (const void *)&((const struct sockaddr_in *)ra)->sin_addr,
-			  peer, sizeof(peer));
+		sa_format_addr(ra, peer, sizeof(peer));
 		/*
 		 * Once per peer address at info: reconnects are routine.  The
 		 * thresholds read call/reply, as on the client's line: the
