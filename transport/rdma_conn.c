@@ -530,7 +530,7 @@ rdma_conn_connect(const struct sockaddr *dst, const struct sockaddr *src,
 	int64_t deadline = rdma_now_ms() + timeout_ms;
 	struct rdma_conn_param param;
 	struct sockaddr_storage bind_sa;
-	uint8_t pdata[RPCRDMA_CMP_LEN];
+	uint8_t pdata[RPCRDMA1_CMP_LEN];
 	struct rdma_conn *c;
 	int ret;
 
@@ -666,7 +666,7 @@ rdma_conn_accept(struct rdma_cm_id *id, const struct rdma_conn_param *req,
 		 const struct rdma_conn_attr *attr, int *err)
 {
 	struct rdma_conn_param param;
-	uint8_t pdata[RPCRDMA_CMP_LEN];
+	uint8_t pdata[RPCRDMA1_CMP_LEN];
 	struct rdma_conn *c;
 	int ret;
 

@@ -425,7 +425,7 @@ static int
 sc_gather_call(struct svc_rdma_conn *sc, const uint8_t *inl, size_t inl_len,
 	       uint8_t **call, size_t *clen)
 {
-	struct rpcrdma_read_chunk ch[RPCRDMA_MAX_READ_SEGS];
+	struct rpcrdma_read_chunk ch[RPCRDMA1_MAX_READ_SEGS];
 	const struct rpcrdma_read_chunk *data_ch;
 	const uint8_t *base;
 	uint64_t rlen;
@@ -433,7 +433,7 @@ sc_gather_call(struct svc_rdma_conn *sc, const uint8_t *inl, size_t inl_len,
 	ssize_t n;
 	int nch, ret;
 
-	nch = rpcrdma_read_chunks(&sc->hdr, ch, RPCRDMA_MAX_READ_SEGS);
+	nch = rpcrdma_read_chunks(&sc->hdr, ch, RPCRDMA1_MAX_READ_SEGS);
 	if (nch <= 0)
 		return -EBADMSG;
 	ret = sc_read_chunks(sc, ch, (unsigned int)nch, &sc->call_pb);
@@ -652,13 +652,13 @@ sc_freeargs(SVCXPRT *xprt, xdrproc_t xdr_args, void *args_ptr)
 static size_t
 sc_reply_hdr_len(const struct rpcrdma_hdr *rq, bool with_reply)
 {
-	size_t len = RPCRDMA_PREFIX_LEN + 4 + 4 + 4;	/* read list, ends */
+	size_t len = RPCRDMA1_PREFIX_LEN + 4 + 4 + 4;	/* read list, ends */
 	unsigned int k;
 
 	for (k = 0; k < rq->nwrites; k++)
-		len += 4 + 4 + RPCRDMA_SEGMENT_LEN * rq->writes[k].nsegs;
+		len += 4 + 4 + RPCRDMA1_SEGMENT_LEN * rq->writes[k].nsegs;
 	if (with_reply)
-		len += 4 + RPCRDMA_SEGMENT_LEN * rq->nreply;
+		len += 4 + RPCRDMA1_SEGMENT_LEN * rq->nreply;
 	return len;
 }
 
@@ -853,7 +853,7 @@ sc_reply(SVCXPRT *xprt, struct rpc_msg *msg)
 
 	/* The reply header: Write list echoed, lengths as written. */
 	h->xid = sc->xid;
-	h->vers = RPCRDMA_VERSION;
+	h->vers = RPCRDMA1_VERSION;
 	h->credits = sc->lst->params.credits;
 	h->nreads = 0;
 	h->nwrites = rq->nwrites;
@@ -960,7 +960,7 @@ out_error:
 	rdma_pool_put(c->dev, sc->ddp_pb);
 	sc->reply_pb = NULL;
 	sc->ddp_pb = NULL;
-	sc_send_error(sc, sc->xid, RPCRDMA_VERSION, RDMA_ERR_BADHEADER);
+	sc_send_error(sc, sc->xid, RPCRDMA1_VERSION, RDMA_ERR_BADHEADER);
 	return FALSE;
 }
 
