@@ -1,9 +1,7 @@
 /*
  * Peer keys and printable peer addresses.
  */
-#include <arpa/inet.h>
 #include <netinet/in.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "peer.h"
@@ -29,24 +27,4 @@ peer_key_from(struct peer_key *key, const struct sockaddr *sa)
 		return true;
 	}
 	return false;
-}
-
-void
-peer_format(const struct sockaddr *sa, char *buf, size_t len)
-{
-	char addr[INET6_ADDRSTRLEN] = "?";
-	unsigned int port = 0;
-
-	if (sa->sa_family == AF_INET) {
-		const struct sockaddr_in *sin = (const struct sockaddr_in *)sa;
-
-		inet_ntop(AF_INET, &sin->sin_addr, addr, sizeof(addr));
-		port = ntohs(sin->sin_port);
-	} else if (sa->sa_family == AF_INET6) {
-		const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)sa;
-
-		inet_ntop(AF_INET6, &sin6->sin6_addr, addr, sizeof(addr));
-		port = ntohs(sin6->sin6_port);
-	}
-	snprintf(buf, len, "%s port %u", addr, port);
 }

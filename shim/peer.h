@@ -18,7 +18,4 @@ struct peer_key {
 /* Fill key from a sockaddr; false when it is neither IPv4 nor IPv6. */
 bool peer_key_from(struct peer_key *key, const struct sockaddr *sa);
 
-/* "10.0.0.1 port 2049" or "fd00::1 port 2049". */
-void peer_format(const struct sockaddr *sa, char *buf, size_t len);
-
 #endif

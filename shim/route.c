@@ -19,6 +19,7 @@
 #include "shim.h"
 #include "transport/clnt_rdma.h"
 #include "transport/hooks.h"
+#include "transport/sockaddr.h"
 #include "transport/stats.h"
 #include "transport/svc_rdma.h"
 
@@ -91,7 +92,7 @@ log_client_rdma(const struct sockaddr *dst, uint32_t prog, uint32_t vers,
 	struct rdma_conn_info info;
 	char peer[80], pname[96];
 
-	peer_format(dst, peer, sizeof(peer));
+	sa_format(dst, peer, sizeof(peer));
 	prog_format(prog, pname, sizeof(pname));
 	clnt_rdma_info(cl, &info);
 	shim_log(first_time(dst, prog, false, true, RDMA_FAIL_NONE) ?
@@ -108,7 +109,7 @@ log_client_tcp(const struct sockaddr *dst, uint32_t prog, uint32_t vers,
 {
 	char peer[80], pname[96];
 
-	peer_format(dst, peer, sizeof(peer));
+	sa_format(dst, peer, sizeof(peer));
 	prog_format(prog, pname, sizeof(pname));
 	shim_log(first_time(dst, prog, false, false, why) ?
 		 SHIM_LOG_INFO : SHIM_LOG_DEBUG,
@@ -166,22 +167,6 @@ netbuf_is_inet(const struct netbuf *nb)
 	       (sa->sa_family == AF_INET6 && nb->len >= sizeof(struct sockaddr_in6));
 }
 
-static void
-set_port(struct sockaddr *sa, uint16_t port)
-{
-	if (sa->sa_family == AF_INET)
-		((struct sockaddr_in *)sa)->sin_port = htons(port);
-	else
-		((struct sockaddr_in6 *)sa)->sin6_port = htons(port);
-}
-
-static uint16_t
-get_port(const struct sockaddr *sa)
-{
-	return ntohs(sa->sa_family == AF_INET ?
-		     ((const struct sockaddr_in *)sa)->sin_port :
-		     ((const struct sockaddr_in6 *)sa)->sin6_port);
-}
 
 /*
  * require-rdma: the create fails with an RPC error naming the reason;
@@ -193,7 +178,7 @@ client_required_fails(const struct sockaddr *dst, enum rdma_fail why, int err,
 {
 	char peer[80];
 
-	peer_format(dst, peer, sizeof(peer));
+	sa_format(dst, peer, sizeof(peer));
 	shim_log(SHIM_LOG_ERROR, "client to %s: RDMA required, but %s%s",
 		 peer, why == RDMA_FAIL_CONFIG ? "the configuration has errors" :
 		 rdma_fail_str(why),
@@ -252,8 +237,8 @@ shim_clnt_vc_create(int fd, const struct netbuf *raddr, rpcprog_t prog,
 		goto tcp;
 	}
 
-	set_port((struct sockaddr *)&dst,
-		 shim_config_rdma_port(cfg, get_port((struct sockaddr *)&dst)));
+	sa_set_port((struct sockaddr *)&dst,
+		 shim_config_rdma_port(cfg, sa_port((struct sockaddr *)&dst)));
 	if (negcache_lookup((struct sockaddr *)&dst, &why)) {
 		if (cfg->mode == SHIM_MODE_REQUIRE_RDMA)
 			return client_required_fails((struct sockaddr *)&dst, why,
@@ -307,7 +292,7 @@ log_server(const struct sockaddr *local, uint16_t rdma_port, bool rdma,
 	char addr[80];
 	bool first = first_time(local, 0, true, rdma, why);
 
-	peer_format(local, addr, sizeof(addr));
+	sa_format(local, addr, sizeof(addr));
 	if (rdma)
 		shim_log(first ? SHIM_LOG_INFO : SHIM_LOG_DEBUG,
 			 "server on %s: RDMA listener on port %u", addr, rdma_port);
@@ -414,9 +399,9 @@ shim_svc_vc_create(int fd, u_int sendsz, u_int recvsz)
 		return xprt;
 	}
 
-	tcp_port = get_port((struct sockaddr *)&local);
+	tcp_port = sa_port((struct sockaddr *)&local);
 	rdma_port = shim_config_rdma_port(cfg, tcp_port);
-	set_port((struct sockaddr *)&local, rdma_port);
+	sa_set_port((struct sockaddr *)&local, rdma_port);
 	params.inline_send = cfg->inline_send;
 	params.inline_recv = cfg->inline_recv;
 	params.credits = cfg->credits;
@@ -428,7 +413,7 @@ shim_svc_vc_create(int fd, u_int sendsz, u_int recvsz)
 			      &params, &why);
 	shim_busy--;
 	/* Logs show the TCP side's address and port. */
-	set_port((struct sockaddr *)&local, tcp_port);
+	sa_set_port((struct sockaddr *)&local, tcp_port);
 	if (ret < 0) {
 		log_server((struct sockaddr *)&local, rdma_port, false, why,
 			   strerror(-ret));

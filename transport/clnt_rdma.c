@@ -560,7 +560,7 @@ ct_encode_header(struct ct_rdma *ct, uint8_t *buf, uint32_t xid,
 	struct rpcrdma_hdr *h = &ct->ct_shdr;
 
 	h->xid = xid;
-	h->vers = RPCRDMA_VERSION;
+	h->vers = RPCRDMA1_VERSION;
 	h->credits = ct->ct_credits_req;
 	h->proc = long_call ? RDMA_NOMSG : RDMA_MSG;
 	h->nreads = 0;
@@ -598,10 +598,10 @@ ct_encode_header(struct ct_rdma *ct, uint8_t *buf, uint32_t xid,
 static size_t
 ct_msg_hdr_len(const struct ct_rdma *ct)
 {
-	size_t len = RPCRDMA_PREFIX_LEN + 4 + 4 + 8 + RPCRDMA_SEGMENT_LEN;
+	size_t len = RPCRDMA1_PREFIX_LEN + 4 + 4 + 8 + RPCRDMA1_SEGMENT_LEN;
 
 	if (ct->ct_write_chunk)
-		len += 8 + RPCRDMA_SEGMENT_LEN;
+		len += 8 + RPCRDMA1_SEGMENT_LEN;
 	return len;
 }
 
@@ -1016,11 +1016,8 @@ clnt_rdma_geterr(CLIENT *cl, struct rpc_err *errp)
 static bool_t
 clnt_rdma_freeres(CLIENT *cl, xdrproc_t xdr_res, void *res_ptr)
 {
-	XDR xdrs;
-
-	memset(&xdrs, 0, sizeof(xdrs));
-	xdrs.x_op = XDR_FREE;
-	return (*xdr_res)(&xdrs, res_ptr);
+	xdr_free(xdr_res, res_ptr);
+	return TRUE;
 }
 
 static void

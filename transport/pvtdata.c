@@ -21,8 +21,8 @@
 /* RFC 8797 s5.1: what a peer that sent nothing usable is taken to offer. */
 static const struct rpcrdma_cm_pdata cmp_defaults = {
 	.remote_inv = false,
-	.send_size = RPCRDMA_INLINE_MIN,
-	.recv_size = RPCRDMA_INLINE_MIN,
+	.send_size = RPCRDMA1_INLINE_MIN,
+	.recv_size = RPCRDMA1_INLINE_MIN,
 };
 
 /*
@@ -33,10 +33,10 @@ static const struct rpcrdma_cm_pdata cmp_defaults = {
 uint8_t
 rpcrdma_cmp_size_encode(uint32_t bytes)
 {
-	if (bytes < RPCRDMA_INLINE_MIN)
-		bytes = RPCRDMA_INLINE_MIN;
-	if (bytes > RPCRDMA_INLINE_MAX)
-		bytes = RPCRDMA_INLINE_MAX;
+	if (bytes < RPCRDMA1_INLINE_MIN)
+		bytes = RPCRDMA1_INLINE_MIN;
+	if (bytes > RPCRDMA1_INLINE_MAX)
+		bytes = RPCRDMA1_INLINE_MAX;
 	return (uint8_t)(bytes / CMP_SIZE_UNIT - 1);
 }
 
@@ -49,15 +49,15 @@ rpcrdma_cmp_size_decode(uint8_t field)
 
 /* RFC 8797 s4: Reserved bits are sent as zero. */
 void
-rpcrdma_cmp_encode(uint8_t out[RPCRDMA_CMP_LEN],
+rpcrdma_cmp_encode(uint8_t out[RPCRDMA1_CMP_LEN],
 		   const struct rpcrdma_cm_pdata *pd)
 {
-	out[0] = (uint8_t)(RPCRDMA_CMP_FORMAT_ID >> 24);
-	out[1] = (uint8_t)(RPCRDMA_CMP_FORMAT_ID >> 16);
-	out[2] = (uint8_t)(RPCRDMA_CMP_FORMAT_ID >> 8);
-	out[3] = (uint8_t)RPCRDMA_CMP_FORMAT_ID;
-	out[CMP_OFF_VERSION] = RPCRDMA_CMP_VERSION;
-	out[CMP_OFF_FLAGS] = pd->remote_inv ? RPCRDMA_CMP_F_RINV : 0;
+	out[0] = (uint8_t)(RPCRDMA1_CMP_FORMAT_ID >> 24);
+	out[1] = (uint8_t)(RPCRDMA1_CMP_FORMAT_ID >> 16);
+	out[2] = (uint8_t)(RPCRDMA1_CMP_FORMAT_ID >> 8);
+	out[3] = (uint8_t)RPCRDMA1_CMP_FORMAT_ID;
+	out[CMP_OFF_VERSION] = RPCRDMA1_CMP_VERSION;
+	out[CMP_OFF_FLAGS] = pd->remote_inv ? RPCRDMA1_CMP_F_RINV : 0;
 	out[CMP_OFF_SEND] = rpcrdma_cmp_size_encode(pd->send_size);
 	out[CMP_OFF_RECV] = rpcrdma_cmp_size_encode(pd->recv_size);
 }
@@ -68,7 +68,7 @@ cmp_format_id_at(const uint8_t *p)
 	uint32_t id = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
 		      (uint32_t)p[2] << 8 | (uint32_t)p[3];
 
-	return id == RPCRDMA_CMP_FORMAT_ID;
+	return id == RPCRDMA1_CMP_FORMAT_ID;
 }
 
 /*
@@ -84,15 +84,15 @@ rpcrdma_cmp_decode(const void *buf, size_t len, struct rpcrdma_cm_pdata *pd)
 	size_t off;
 
 	*pd = cmp_defaults;
-	if (!p || len < RPCRDMA_CMP_LEN)
+	if (!p || len < RPCRDMA1_CMP_LEN)
 		return false;
 
 	/* An identifier closer than 8 octets to the end cannot fit. */
-	for (off = 0; off <= len - RPCRDMA_CMP_LEN; off++) {
+	for (off = 0; off <= len - RPCRDMA1_CMP_LEN; off++) {
 		if (!cmp_format_id_at(p + off) ||
-		    p[off + CMP_OFF_VERSION] != RPCRDMA_CMP_VERSION)
+		    p[off + CMP_OFF_VERSION] != RPCRDMA1_CMP_VERSION)
 			continue;
-		pd->remote_inv = p[off + CMP_OFF_FLAGS] & RPCRDMA_CMP_F_RINV;
+		pd->remote_inv = p[off + CMP_OFF_FLAGS] & RPCRDMA1_CMP_F_RINV;
 		pd->send_size = rpcrdma_cmp_size_decode(p[off + CMP_OFF_SEND]);
 		pd->recv_size = rpcrdma_cmp_size_decode(p[off + CMP_OFF_RECV]);
 		return true;

@@ -19,14 +19,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define RPCRDMA_CMP_FORMAT_ID 0xf6ab0e18u
-#define RPCRDMA_CMP_VERSION 1
-#define RPCRDMA_CMP_LEN 8
-#define RPCRDMA_CMP_F_RINV 0x01u	/* R: bit 15 of the second word */
+#define RPCRDMA1_CMP_FORMAT_ID 0xf6ab0e18u
+#define RPCRDMA1_CMP_VERSION 1
+#define RPCRDMA1_CMP_LEN 8
+#define RPCRDMA1_CMP_F_RINV 0x01u	/* R: bit 15 of the second word */
 
 /* RFC 8166 s3.3.3 minimum; RFC 8797 s4.2 largest encodable size. */
-#define RPCRDMA_INLINE_MIN 1024u
-#define RPCRDMA_INLINE_MAX 262144u
+#define RPCRDMA1_INLINE_MIN 1024u
+#define RPCRDMA1_INLINE_MAX 262144u
 
 struct rpcrdma_cm_pdata {
 	bool remote_inv;	/* R: sender supports remote invalidation */
@@ -36,13 +36,13 @@ struct rpcrdma_cm_pdata {
 
 /*
  * Encode a size as the one-octet field: bytes are rounded down to a
- * multiple of 1024 and clamped to RPCRDMA_INLINE_MIN..RPCRDMA_INLINE_MAX.
+ * multiple of 1024 and clamped to RPCRDMA1_INLINE_MIN..RPCRDMA1_INLINE_MAX.
  */
 uint8_t rpcrdma_cmp_size_encode(uint32_t bytes);
 uint32_t rpcrdma_cmp_size_decode(uint8_t field);
 
 /* Write the 8-octet message (s4); sizes are encoded as above. */
-void rpcrdma_cmp_encode(uint8_t out[RPCRDMA_CMP_LEN],
+void rpcrdma_cmp_encode(uint8_t out[RPCRDMA1_CMP_LEN],
 			const struct rpcrdma_cm_pdata *pd);
 
 /*

@@ -13,6 +13,7 @@
 
 #include "config/log.h"
 #include "rdma_conn.h"
+#include "sockaddr.h"
 
 /* RDMA Reads the peer may have outstanding against us, and we against it. */
 #define RDMA_RD_ATOM_MAX 16
@@ -490,30 +491,6 @@ expect_event(struct rdma_conn *c, int64_t deadline,
 	return why;
 }
 
-static uint16_t
-sa_port_of(const struct sockaddr *sa)
-{
-	return ntohs(sa->sa_family == AF_INET6 ?
-		     ((const struct sockaddr_in6 *)sa)->sin6_port :
-		     ((const struct sockaddr_in *)sa)->sin_port);
-}
-
-static void
-set_sa_port(struct sockaddr *sa, uint16_t port)
-{
-	if (sa->sa_family == AF_INET6)
-		((struct sockaddr_in6 *)sa)->sin6_port = htons(port);
-	else
-		((struct sockaddr_in *)sa)->sin_port = htons(port);
-}
-
-static socklen_t
-sa_size(const struct sockaddr *sa)
-{
-	return sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) :
-					   sizeof(struct sockaddr_in);
-}
-
 /*
  * The local address the kernel would use to reach dst (a connected UDP
  * socket sends nothing), with the port of src when src is given.
@@ -528,12 +505,12 @@ route_source(const struct sockaddr *dst, const struct sockaddr *src,
 	fd = socket(dst->sa_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
-	if (connect(fd, dst, sa_size(dst)) < 0 ||
+	if (connect(fd, dst, sa_len(dst)) < 0 ||
 	    getsockname(fd, (struct sockaddr *)out, &len) < 0)
 		ret = -errno;
 	close(fd);
 	if (!ret)
-		set_sa_port((struct sockaddr *)out, src ? sa_port_of(src) : 0);
+		sa_set_port((struct sockaddr *)out, src ? sa_port(src) : 0);
 	return ret;
 }
 
@@ -553,7 +530,7 @@ rdma_conn_connect(const struct sockaddr *dst, const struct sockaddr *src,
 	int64_t deadline = rdma_now_ms() + timeout_ms;
 	struct rdma_conn_param param;
 	struct sockaddr_storage bind_sa;
-	uint8_t pdata[RPCRDMA_CMP_LEN];
+	uint8_t pdata[RPCRDMA1_CMP_LEN];
 	struct rdma_conn *c;
 	int ret;
 
@@ -596,7 +573,7 @@ rdma_conn_connect(const struct sockaddr *dst, const struct sockaddr *src,
 		goto out_destroy;
 	}
 	if (rdma_bind_addr(c->id, (struct sockaddr *)&bind_sa)) {
-		if (!sa_port_of((struct sockaddr *)&bind_sa) ||
+		if (!sa_port((struct sockaddr *)&bind_sa) ||
 		    (errno != EADDRINUSE && errno != EACCES)) {
 			/* ENODEV, EADDRNOTAVAIL: no RDMA device on that route. */
 			*err = errno;
@@ -604,13 +581,13 @@ rdma_conn_connect(const struct sockaddr *dst, const struct sockaddr *src,
 			goto out_destroy;
 		}
 		shim_log(SHIM_LOG_DEBUG, "connect: cannot keep local port %u: %s",
-			 sa_port_of((struct sockaddr *)&bind_sa), strerror(errno));
+			 sa_port((struct sockaddr *)&bind_sa), strerror(errno));
 		rdma_destroy_id(c->id);
 		if (rdma_create_id(c->ech, &c->id, c, RDMA_PS_TCP)) {
 			c->id = NULL;
 			goto out_errno;
 		}
-		set_sa_port((struct sockaddr *)&bind_sa, 0);
+		sa_set_port((struct sockaddr *)&bind_sa, 0);
 		if (rdma_bind_addr(c->id, (struct sockaddr *)&bind_sa)) {
 			*err = errno;
 			*why = RDMA_FAIL_NOT_RDMA;
@@ -689,7 +666,7 @@ rdma_conn_accept(struct rdma_cm_id *id, const struct rdma_conn_param *req,
 		 const struct rdma_conn_attr *attr, int *err)
 {
 	struct rdma_conn_param param;
-	uint8_t pdata[RPCRDMA_CMP_LEN];
+	uint8_t pdata[RPCRDMA1_CMP_LEN];
 	struct rdma_conn *c;
 	int ret;
 

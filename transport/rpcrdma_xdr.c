@@ -16,8 +16,8 @@
 #define XDR_UNIT 4u
 
 /* RFC 8166 s5.1.3: rpcrdma1_error, ERR_VERS arm: err vers_low vers_high. */
-#define RPCRDMA_ERR_VERS_BODY_LEN (3 * XDR_UNIT)
-#define RPCRDMA_ERR_BODY_LEN XDR_UNIT
+#define RPCRDMA1_ERR_VERS_BODY_LEN (3 * XDR_UNIT)
+#define RPCRDMA1_ERR_BODY_LEN XDR_UNIT
 
 /* RFC 4506 s4.19: optional-data discriminators. */
 #define XDR_ABSENT 0u
@@ -111,7 +111,7 @@ uint8_t *
 rpcrdma_encode_prefix(uint8_t *p, const uint8_t *end, uint32_t xid,
 		      uint32_t vers, uint32_t credits, uint32_t proc)
 {
-	if (!fits(p, end, RPCRDMA_PREFIX_LEN))
+	if (!fits(p, end, RPCRDMA1_PREFIX_LEN))
 		return NULL;
 	p = put_be32(p, xid);
 	p = put_be32(p, vers);
@@ -122,13 +122,13 @@ rpcrdma_encode_prefix(uint8_t *p, const uint8_t *end, uint32_t xid,
 static const uint8_t *
 decode_prefix(const uint8_t *p, const uint8_t *end, struct rpcrdma_hdr *hdr)
 {
-	if (!fits(p, end, RPCRDMA_PREFIX_LEN))
+	if (!fits(p, end, RPCRDMA1_PREFIX_LEN))
 		return NULL;
 	hdr->xid = get_be32(p);
 	hdr->vers = get_be32(p + 4);
 	hdr->credits = get_be32(p + 8);
 	hdr->proc = get_be32(p + 12);
-	return p + RPCRDMA_PREFIX_LEN;
+	return p + RPCRDMA1_PREFIX_LEN;
 }
 
 /*
@@ -140,7 +140,7 @@ uint8_t *
 rpcrdma_encode_segment(uint8_t *p, const uint8_t *end,
 		       const struct rpcrdma_segment *seg)
 {
-	if (!fits(p, end, RPCRDMA_SEGMENT_LEN))
+	if (!fits(p, end, RPCRDMA1_SEGMENT_LEN))
 		return NULL;
 	p = put_be32(p, seg->handle);
 	p = put_be32(p, seg->length);
@@ -151,12 +151,12 @@ static const uint8_t *
 decode_segment(const uint8_t *p, const uint8_t *end,
 	       struct rpcrdma_segment *seg)
 {
-	if (!fits(p, end, RPCRDMA_SEGMENT_LEN))
+	if (!fits(p, end, RPCRDMA1_SEGMENT_LEN))
 		return NULL;
 	seg->handle = get_be32(p);
 	seg->length = get_be32(p + 4);
 	seg->offset = get_be64(p + 8);
-	return p + RPCRDMA_SEGMENT_LEN;
+	return p + RPCRDMA1_SEGMENT_LEN;
 }
 
 /*
@@ -168,7 +168,7 @@ uint8_t *
 rpcrdma_encode_read_segment(uint8_t *p, const uint8_t *end,
 			    const struct rpcrdma_read_segment *rseg)
 {
-	if (!fits(p, end, RPCRDMA_READ_SEGMENT_LEN))
+	if (!fits(p, end, RPCRDMA1_READ_SEGMENT_LEN))
 		return NULL;
 	p = put_be32(p, rseg->position);
 	return rpcrdma_encode_segment(p, end, &rseg->target);
@@ -178,7 +178,7 @@ static const uint8_t *
 decode_read_segment(const uint8_t *p, const uint8_t *end,
 		    struct rpcrdma_read_segment *rseg)
 {
-	if (!fits(p, end, RPCRDMA_READ_SEGMENT_LEN))
+	if (!fits(p, end, RPCRDMA1_READ_SEGMENT_LEN))
 		return NULL;
 	rseg->position = get_be32(p);
 	return decode_segment(p + XDR_UNIT, end, &rseg->target);
@@ -220,7 +220,7 @@ decode_read_list(const uint8_t *p, const uint8_t *end, struct rpcrdma_hdr *hdr)
 			return NULL;
 		if (!present)
 			return p;
-		if (hdr->nreads >= RPCRDMA_MAX_READ_SEGS)
+		if (hdr->nreads >= RPCRDMA1_MAX_READ_SEGS)
 			return NULL;
 		rseg = &hdr->reads[hdr->nreads];
 		p = decode_read_segment(p, end, rseg);
@@ -271,7 +271,7 @@ decode_write_chunk(const uint8_t *p, const uint8_t *end,
 		return NULL;
 	if (count > max - *used)
 		return NULL;
-	if (count > room(p, end) / RPCRDMA_SEGMENT_LEN)
+	if (count > room(p, end) / RPCRDMA1_SEGMENT_LEN)
 		return NULL;
 	for (i = 0; i < count; i++)
 		p = decode_segment(p, end, &segs[*used + i]);
@@ -313,12 +313,12 @@ decode_write_list(const uint8_t *p, const uint8_t *end,
 			return NULL;
 		if (!present)
 			return p;
-		if (hdr->nwrites >= RPCRDMA_MAX_WRITE_CHUNKS)
+		if (hdr->nwrites >= RPCRDMA1_MAX_WRITE_CHUNKS)
 			return NULL;
 		chunk = &hdr->writes[hdr->nwrites];
 		chunk->first = hdr->nwsegs;
 		p = decode_write_chunk(p, end, hdr->wsegs, &hdr->nwsegs,
-				       RPCRDMA_MAX_WRITE_SEGS);
+				       RPCRDMA1_MAX_WRITE_SEGS);
 		if (!p)
 			return NULL;
 		chunk->nsegs = hdr->nwsegs - chunk->first;
@@ -350,7 +350,7 @@ decode_reply_chunk(const uint8_t *p, const uint8_t *end,
 	if (!p || !hdr->has_reply)
 		return p;
 	return decode_write_chunk(p, end, hdr->reply, &hdr->nreply,
-				  RPCRDMA_MAX_REPLY_SEGS);
+				  RPCRDMA1_MAX_REPLY_SEGS);
 }
 
 /*
@@ -437,7 +437,7 @@ rpcrdma_hdr_decode(const void *buf, size_t len, struct rpcrdma_hdr *hdr)
 	if (!p)
 		return -EMSGSIZE;
 	/* RFC 8166 s5.5.1 */
-	if (hdr->vers != RPCRDMA_VERSION)
+	if (hdr->vers != RPCRDMA1_VERSION)
 		return -EPROTONOSUPPORT;
 
 	switch (hdr->proc) {
@@ -469,7 +469,7 @@ read_list_valid(const struct rpcrdma_read_segment *segs, unsigned int nsegs)
 {
 	unsigned int i;
 
-	if (nsegs > RPCRDMA_MAX_READ_SEGS)
+	if (nsegs > RPCRDMA1_MAX_READ_SEGS)
 		return false;
 	for (i = 0; i < nsegs; i++) {
 		if (segs[i].position % XDR_UNIT)
@@ -486,8 +486,8 @@ write_list_valid(const struct rpcrdma_hdr *hdr)
 {
 	unsigned int i, next = 0;
 
-	if (hdr->nwrites > RPCRDMA_MAX_WRITE_CHUNKS ||
-	    hdr->nwsegs > RPCRDMA_MAX_WRITE_SEGS)
+	if (hdr->nwrites > RPCRDMA1_MAX_WRITE_CHUNKS ||
+	    hdr->nwsegs > RPCRDMA1_MAX_WRITE_SEGS)
 		return false;
 	for (i = 0; i < hdr->nwrites; i++) {
 		if (hdr->writes[i].first != next ||
@@ -501,12 +501,12 @@ write_list_valid(const struct rpcrdma_hdr *hdr)
 static bool
 chunks_valid(const struct rpcrdma_hdr *hdr)
 {
-	if (hdr->vers != RPCRDMA_VERSION)
+	if (hdr->vers != RPCRDMA1_VERSION)
 		return false;
 	if (!read_list_valid(hdr->reads, hdr->nreads) ||
 	    !write_list_valid(hdr))
 		return false;
-	if (hdr->nreply > (hdr->has_reply ? RPCRDMA_MAX_REPLY_SEGS : 0))
+	if (hdr->nreply > (hdr->has_reply ? RPCRDMA1_MAX_REPLY_SEGS : 0))
 		return false;
 	if (hdr->proc == RDMA_NOMSG && !nomsg_has_payload_chunk(hdr))
 		return false;
@@ -575,7 +575,7 @@ rpcrdma_encode_error(void *buf, size_t len, uint32_t xid, uint32_t vers,
 	if (err != RDMA_ERR_VERS && err != RDMA_ERR_BADHEADER)
 		return -EINVAL;
 	p = rpcrdma_encode_prefix(start, end, xid, vers, credits, RDMA_ERROR);
-	p = encode_error_body(p, end, err, RPCRDMA_VERSION, RPCRDMA_VERSION);
+	p = encode_error_body(p, end, err, RPCRDMA1_VERSION, RPCRDMA1_VERSION);
 	if (!p)
 		return -ENOSPC;
 	return p - start;
@@ -615,7 +615,7 @@ rpcrdma_read_chunks(const struct rpcrdma_hdr *hdr,
 	struct rpcrdma_read_chunk *cur = NULL;
 	unsigned int i, n = 0;
 
-	if (hdr->nreads > RPCRDMA_MAX_READ_SEGS)
+	if (hdr->nreads > RPCRDMA1_MAX_READ_SEGS)
 		return -EBADMSG;
 	for (i = 0; i < hdr->nreads; i++) {
 		rseg = &hdr->reads[i];

@@ -16,15 +16,15 @@
  *   RDMA_NOMSG:   prefix read-list write-list reply-chunk
  *   RDMA_ERROR:   prefix err [ vers_low vers_high ]     (when err == ERR_VERS)
  */
-#ifndef TRANSPORT_RPCRDMA_XDR_H
-#define TRANSPORT_RPCRDMA_XDR_H
+#ifndef TRANSPORT_HDR_CODEC_H
+#define TRANSPORT_HDR_CODEC_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
-#define RPCRDMA_VERSION 1
+#define RPCRDMA1_VERSION 1
 
 /* RFC 8166 s5.1.2, s5.1.3: header types ("procedures"). */
 enum rpcrdma_proc {
@@ -42,22 +42,22 @@ enum rpcrdma_errcode {
 };
 
 /* Octets in the four fixed fields (s5.2). */
-#define RPCRDMA_PREFIX_LEN 16
+#define RPCRDMA1_PREFIX_LEN 16
 /* Smallest RDMA_MSG/RDMA_NOMSG header: prefix plus three empty lists. */
-#define RPCRDMA_HDR_MIN (RPCRDMA_PREFIX_LEN + 12)
+#define RPCRDMA1_HDR_MIN (RPCRDMA1_PREFIX_LEN + 12)
 /* Octets of an encoded plain segment (HLOO) and read segment (PHLOO). */
-#define RPCRDMA_SEGMENT_LEN 16
-#define RPCRDMA_READ_SEGMENT_LEN 20
+#define RPCRDMA1_SEGMENT_LEN 16
+#define RPCRDMA1_READ_SEGMENT_LEN 20
 
 /*
  * Decoding limits.  A header that carries more than these is answered with
  * RDMA_ERROR/BADHEADER rather than truncated.  They are far above what any
  * known peer sends (Linux xprtrdma uses at most 16 segments per header).
  */
-#define RPCRDMA_MAX_READ_SEGS 64
-#define RPCRDMA_MAX_WRITE_CHUNKS 8
-#define RPCRDMA_MAX_WRITE_SEGS 64	/* over all Write chunks together */
-#define RPCRDMA_MAX_REPLY_SEGS 64
+#define RPCRDMA1_MAX_READ_SEGS 64
+#define RPCRDMA1_MAX_WRITE_CHUNKS 8
+#define RPCRDMA1_MAX_WRITE_SEGS 64	/* over all Write chunks together */
+#define RPCRDMA1_MAX_REPLY_SEGS 64
 
 /* RFC 8166 s4.4.3: rpcrdma1_segment. */
 struct rpcrdma_segment {
@@ -87,14 +87,14 @@ struct rpcrdma_hdr {
 
 	/* RDMA_MSG and RDMA_NOMSG */
 	unsigned int nreads;
-	struct rpcrdma_read_segment reads[RPCRDMA_MAX_READ_SEGS];
+	struct rpcrdma_read_segment reads[RPCRDMA1_MAX_READ_SEGS];
 	unsigned int nwrites;
-	struct rpcrdma_write_chunk writes[RPCRDMA_MAX_WRITE_CHUNKS];
+	struct rpcrdma_write_chunk writes[RPCRDMA1_MAX_WRITE_CHUNKS];
 	unsigned int nwsegs;
-	struct rpcrdma_segment wsegs[RPCRDMA_MAX_WRITE_SEGS];
+	struct rpcrdma_segment wsegs[RPCRDMA1_MAX_WRITE_SEGS];
 	bool has_reply;
 	unsigned int nreply;
-	struct rpcrdma_segment reply[RPCRDMA_MAX_REPLY_SEGS];
+	struct rpcrdma_segment reply[RPCRDMA1_MAX_REPLY_SEGS];
 
 	/* RDMA_ERROR */
 	uint32_t err;
@@ -117,7 +117,7 @@ rpcrdma_xdr_roundup(uint32_t n)
  *
  * Returns 0 when the header is well formed; then hdr->hdrlen is where the
  * payload starts (RDMA_MSG).  Otherwise a negative errno says what to do:
- *   -EMSGSIZE        fewer than RPCRDMA_PREFIX_LEN octets: nothing is
+ *   -EMSGSIZE        fewer than RPCRDMA1_PREFIX_LEN octets: nothing is
  *                    known, not even the XID; drop the message.
  *   -EPROTONOSUPPORT rdma_vers is not 1: answer RDMA_ERROR/ERR_VERS
  *                    (s5.5.1), unless hdr->proc is RDMA_ERROR: an error
@@ -133,7 +133,7 @@ rpcrdma_xdr_roundup(uint32_t n)
  *                    RDMA_ERROR with an unknown code: answer
  *                    RDMA_ERROR/BADHEADER (s5.5.2), except that a
  *                    malformed RDMA_ERROR is silently dropped (s5.5).
- * Whenever len >= RPCRDMA_PREFIX_LEN, the four prefix fields (hdr->xid,
+ * Whenever len >= RPCRDMA1_PREFIX_LEN, the four prefix fields (hdr->xid,
  * vers, credits, proc) are valid, whatever the result.
  *
  * Never reads past buf + len.  The payload is not examined: that an
@@ -221,7 +221,7 @@ struct rpcrdma_read_chunk {
 /*
  * Group the Read list into chunks, in list order (s4.4.5, s5.3.1).
  * Returns the number of chunks (0 for an empty list), -EBADMSG when the
- * list is not a valid sequence of chunks (more than RPCRDMA_MAX_READ_SEGS
+ * list is not a valid sequence of chunks (more than RPCRDMA1_MAX_READ_SEGS
  * segments, a position that is not a multiple of four, segments of one
  * chunk not adjacent in the list, positions not increasing from chunk to
  * chunk), or -ENOSPC when there are more than max chunks.  A header that

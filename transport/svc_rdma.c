@@ -28,6 +28,7 @@
 #include "config/log.h"
 #include "hooks.h"
 #include "rpcrdma_xdr.h"
+#include "sockaddr.h"
 #include "svc_rdma.h"
 #include "xdr_grow.h"
 
@@ -104,21 +105,6 @@ static struct svc_rdma_conn *
 sc_of(SVCXPRT *xprt)
 {
 	return (struct svc_rdma_conn *)xprt->xp_p1;
-}
-
-static size_t
-sa_len(const struct sockaddr *sa)
-{
-	return sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) :
-					   sizeof(struct sockaddr_in);
-}
-
-static uint16_t
-sa_port(const struct sockaddr *sa)
-{
-	return ntohs(sa->sa_family == AF_INET6 ?
-		     ((const struct sockaddr_in6 *)sa)->sin6_port :
-		     ((const struct sockaddr_in *)sa)->sin_port);
 }
 
 /* Fill the address fields of an SVCXPRT as svc_vc does. */
@@ -439,7 +425,7 @@ static int
 sc_gather_call(struct svc_rdma_conn *sc, const uint8_t *inl, size_t inl_len,
 	       uint8_t **call, size_t *clen)
 {
-	struct rpcrdma_read_chunk ch[RPCRDMA_MAX_READ_SEGS];
+	struct rpcrdma_read_chunk ch[RPCRDMA1_MAX_READ_SEGS];
 	const struct rpcrdma_read_chunk *data_ch;
 	const uint8_t *base;
 	uint64_t rlen;
@@ -447,7 +433,7 @@ sc_gather_call(struct svc_rdma_conn *sc, const uint8_t *inl, size_t inl_len,
 	ssize_t n;
 	int nch, ret;
 
-	nch = rpcrdma_read_chunks(&sc->hdr, ch, RPCRDMA_MAX_READ_SEGS);
+	nch = rpcrdma_read_chunks(&sc->hdr, ch, RPCRDMA1_MAX_READ_SEGS);
 	if (nch <= 0)
 		return -EBADMSG;
 	ret = sc_read_chunks(sc, ch, (unsigned int)nch, &sc->call_pb);
@@ -654,11 +640,8 @@ sc_getargs(SVCXPRT *xprt, xdrproc_t xdr_args, void *args_ptr)
 static bool_t
 sc_freeargs(SVCXPRT *xprt, xdrproc_t xdr_args, void *args_ptr)
 {
-	XDR xdrs;
-
-	memset(&xdrs, 0, sizeof(xdrs));
-	xdrs.x_op = XDR_FREE;
-	return (*xdr_args)(&xdrs, args_ptr);
+	xdr_free(xdr_args, args_ptr);
+	return TRUE;
 }
 
 /* ------------------------------------------------------------------ */
@@ -669,13 +652,13 @@ sc_freeargs(SVCXPRT *xprt, xdrproc_t xdr_args, void *args_ptr)
 static size_t
 sc_reply_hdr_len(const struct rpcrdma_hdr *rq, bool with_reply)
 {
-	size_t len = RPCRDMA_PREFIX_LEN + 4 + 4 + 4;	/* read list, ends */
+	size_t len = RPCRDMA1_PREFIX_LEN + 4 + 4 + 4;	/* read list, ends */
 	unsigned int k;
 
 	for (k = 0; k < rq->nwrites; k++)
-		len += 4 + 4 + RPCRDMA_SEGMENT_LEN * rq->writes[k].nsegs;
+		len += 4 + 4 + RPCRDMA1_SEGMENT_LEN * rq->writes[k].nsegs;
 	if (with_reply)
-		len += 4 + RPCRDMA_SEGMENT_LEN * rq->nreply;
+		len += 4 + RPCRDMA1_SEGMENT_LEN * rq->nreply;
 	return len;
 }
 
@@ -870,7 +853,7 @@ sc_reply(SVCXPRT *xprt, struct rpc_msg *msg)
 
 	/* The reply header: Write list echoed, lengths as written. */
 	h->xid = sc->xid;
-	h->vers = RPCRDMA_VERSION;
+	h->vers = RPCRDMA1_VERSION;
 	h->credits = sc->lst->params.credits;
 	h->nreads = 0;
 	h->nwrites = rq->nwrites;
@@ -977,7 +960,7 @@ out_error:
 	rdma_pool_put(c->dev, sc->ddp_pb);
 	sc->reply_pb = NULL;
 	sc->ddp_pb = NULL;
-	sc_send_error(sc, sc->xid, RPCRDMA_VERSION, RDMA_ERR_BADHEADER);
+	sc_send_error(sc, sc->xid, RPCRDMA1_VERSION, RDMA_ERR_BADHEADER);
 	return FALSE;
 }
 
@@ -1146,14 +1129,10 @@ on_connect_request(struct svc_rdma_listener *lst, struct rdma_cm_event *ev)
 	}
 
 	{
-		char peer[INET6_ADDRSTRLEN] = "?";
+		char peer[INET6_ADDRSTRLEN];
 		const struct sockaddr *ra = (struct sockaddr *)&sc->raddr;
 
-		inet_ntop(ra->sa_family,
-			  ra->sa_family == AF_INET6 ?
-			  (const void *)&((const struct sockaddr_in6 *)ra)->sin6_addr :
-			  (const void *)&((const struct sockaddr_in *)ra)->sin_addr,
-			  peer, sizeof(peer));
+		sa_format_addr(ra, peer, sizeof(peer));
 		/*
 		 * Once per peer address at info: reconnects are routine.  The
 		 * thresholds read call/reply, as on the client's line: the

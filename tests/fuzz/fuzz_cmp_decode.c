@@ -34,7 +34,7 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct rpcrdma_cm_pdata got, want;
-	uint8_t again[RPCRDMA_CMP_LEN];
+	uint8_t again[RPCRDMA1_CMP_LEN];
 	bool found;
 
 	found = rpcrdma_cmp_decode(data, size, &got);

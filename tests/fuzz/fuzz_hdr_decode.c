@@ -27,13 +27,13 @@ try_rebuild(const struct rpcrdma_hdr *hdr, const uint8_t *payload,
 	    size_t payload_len)
 {
 	static const uint8_t chunk_data[65536];
-	static uint8_t out[65536 + 65536 + 4 * RPCRDMA_MAX_READ_SEGS];
-	struct rpcrdma_read_chunk c[RPCRDMA_MAX_READ_SEGS];
+	static uint8_t out[65536 + 65536 + 4 * RPCRDMA1_MAX_READ_SEGS];
+	struct rpcrdma_read_chunk c[RPCRDMA1_MAX_READ_SEGS];
 	uint64_t total = 0, want;
 	ssize_t n;
 	int i, nc;
 
-	nc = rpcrdma_read_chunks(hdr, c, RPCRDMA_MAX_READ_SEGS);
+	nc = rpcrdma_read_chunks(hdr, c, RPCRDMA1_MAX_READ_SEGS);
 	if (nc < 0)
 		abort();	/* the decoder accepted this read list */
 	for (i = 0; i < nc; i++)
@@ -58,7 +58,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int rc;
 
 	rc = rpcrdma_hdr_decode(data, size, &hdr);
-	if (size < RPCRDMA_PREFIX_LEN) {
+	if (size < RPCRDMA1_PREFIX_LEN) {
 		if (rc != -EMSGSIZE)
 			abort();
 		return 0;
@@ -66,7 +66,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (hdr.xid != word_at(data) || hdr.vers != word_at(data + 4) ||
 	    hdr.credits != word_at(data + 8) || hdr.proc != word_at(data + 12))
 		abort();
-	if (hdr.vers != RPCRDMA_VERSION) {
+	if (hdr.vers != RPCRDMA1_VERSION) {
 		if (rc != -EPROTONOSUPPORT)
 			abort();
 		return 0;

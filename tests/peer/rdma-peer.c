@@ -58,7 +58,7 @@
  */
 #define PEER_RECV_BUF_MIN 65536u
 /* Room for any inline message this peer builds. */
-#define PEER_SEND_BUF (RPCRDMA_INLINE_MAX + 4096u)
+#define PEER_SEND_BUF (RPCRDMA1_INLINE_MAX + 4096u)
 /* Largest chunk data, rebuilt call or reply handled. */
 #define PEER_REGION (4u << 20)
 #define PEER_MAX_CONNS 16
@@ -392,8 +392,8 @@ parse_pdata(struct opts *o, const char *s)
 		o->pd.remote_inv = true;
 	else if (*end)
 		usage_error("--pdata wants none, garbage, badversion or SEND:RECV[:R]", s);
-	if (o->pd.send_size < RPCRDMA_INLINE_MIN || o->pd.send_size > RPCRDMA_INLINE_MAX ||
-	    o->pd.recv_size < RPCRDMA_INLINE_MIN || o->pd.recv_size > RPCRDMA_INLINE_MAX)
+	if (o->pd.send_size < RPCRDMA1_INLINE_MIN || o->pd.send_size > RPCRDMA1_INLINE_MAX ||
+	    o->pd.recv_size < RPCRDMA1_INLINE_MIN || o->pd.recv_size > RPCRDMA1_INLINE_MAX)
 		usage_error("--pdata sizes must be 1K..256K", s);
 }
 
@@ -530,8 +530,8 @@ own_sizes(const struct opts *o, uint32_t *send, uint32_t *recv)
 		*send = rpcrdma_cmp_size_decode(rpcrdma_cmp_size_encode(o->pd.send_size));
 		*recv = rpcrdma_cmp_size_decode(rpcrdma_cmp_size_encode(o->pd.recv_size));
 	} else {
-		*send = RPCRDMA_INLINE_MIN;
-		*recv = RPCRDMA_INLINE_MIN;
+		*send = RPCRDMA1_INLINE_MIN;
+		*recv = RPCRDMA1_INLINE_MIN;
 	}
 }
 
@@ -571,12 +571,12 @@ build_pdata(const struct opts *o, uint8_t buf[16])
 	case PD_BADVERSION:
 		rpcrdma_cmp_encode(buf, &pd);
 		buf[4] = 2;
-		return RPCRDMA_CMP_LEN;
+		return RPCRDMA1_CMP_LEN;
 	case PD_SIZES:
 		break;
 	}
 	rpcrdma_cmp_encode(buf, &o->pd);
-	return RPCRDMA_CMP_LEN;
+	return RPCRDMA1_CMP_LEN;
 }
 
 /*
@@ -593,19 +593,19 @@ report_pdata(const char *who, const void *data, uint8_t len,
 	size_t off;
 	bool valid = rpcrdma_cmp_decode(data, len, pd);
 
-	for (off = 0; p && off + RPCRDMA_CMP_LEN <= len; off++) {
-		if (get32(p + off) != RPCRDMA_CMP_FORMAT_ID)
+	for (off = 0; p && off + RPCRDMA1_CMP_LEN <= len; off++) {
+		if (get32(p + off) != RPCRDMA1_CMP_FORMAT_ID)
 			continue;
-		if (valid && p[off + 4] != RPCRDMA_CMP_VERSION)
+		if (valid && p[off + 4] != RPCRDMA1_CMP_VERSION)
 			continue;
 		if (valid) {
 			out("%s_pdata=present format=0x%08x version=%u send=%u recv=%u rinv=%d offset=%zu len=%u",
-			    who, RPCRDMA_CMP_FORMAT_ID, p[off + 4], pd->send_size,
+			    who, RPCRDMA1_CMP_FORMAT_ID, p[off + 4], pd->send_size,
 			    pd->recv_size, pd->remote_inv, off, len);
 			return true;
 		}
 		out("%s_pdata=unknown-version format=0x%08x version=%u send=%u recv=%u rinv=0 offset=%zu len=%u",
-		    who, RPCRDMA_CMP_FORMAT_ID, p[off + 4], pd->send_size,
+		    who, RPCRDMA1_CMP_FORMAT_ID, p[off + 4], pd->send_size,
 		    pd->recv_size, off, len);
 		return false;
 	}
@@ -1449,7 +1449,7 @@ parse_answer(struct pconn *c, const uint8_t *buf, uint32_t len, uint32_t hxid,
 	a->got = true;
 	a->len = len;
 	a->over_inline = len > c->own_recv;
-	if (len < RPCRDMA_PREFIX_LEN) {
+	if (len < RPCRDMA1_PREFIX_LEN) {
 		a->proc = UINT32_MAX;
 		return;
 	}
@@ -1459,12 +1459,12 @@ parse_answer(struct pconn *c, const uint8_t *buf, uint32_t len, uint32_t hxid,
 	a->proc = get32(buf + 12);
 	if (a->proc == RDMA_ERROR) {
 		/* By hand: the codec takes no header of another version. */
-		if (len >= RPCRDMA_PREFIX_LEN + 4) {
+		if (len >= RPCRDMA1_PREFIX_LEN + 4) {
 			a->has_err = true;
 			a->err = get32(buf + 16);
 		}
 		if (a->has_err && a->err == RDMA_ERR_VERS &&
-		    len >= RPCRDMA_PREFIX_LEN + 12) {
+		    len >= RPCRDMA1_PREFIX_LEN + 12) {
 			a->has_range = true;
 			a->low = get32(buf + 20);
 			a->high = get32(buf + 24);
@@ -1621,7 +1621,7 @@ build_chunked_call(struct pconn *c, const struct opts *o, const struct pcase *pc
 		return 0;
 
 	h->xid = xid;
-	h->vers = RPCRDMA_VERSION;
+	h->vers = RPCRDMA1_VERSION;
 	h->credits = o->credits;
 	h->proc = pc->c_read ? RDMA_NOMSG : RDMA_MSG;
 	h->nreads = 0;
@@ -1665,7 +1665,7 @@ build_case(struct pconn *c, const struct opts *o, const struct pcase *pc,
 	   uint32_t xid, struct call_io *io, uint32_t *sent_vers)
 {
 	uint8_t *p = c->send_mem, *end = c->send_mem + PEER_SEND_BUF, *q;
-	uint32_t vers = RPCRDMA_VERSION, proc = RDMA_MSG, rpc_xid = xid;
+	uint32_t vers = RPCRDMA1_VERSION, proc = RDMA_MSG, rpc_xid = xid;
 	uint32_t prog = o->prog, rpc_proc = RPCTEST_NULL;
 	struct rpcrdma_segment seg = { .handle = 0x1234, .length = 64, .offset = 0x1000 };
 	size_t n;
@@ -1678,21 +1678,21 @@ build_case(struct pconn *c, const struct opts *o, const struct pcase *pc,
 	switch (pc->kind) {
 	case C_SHORT:
 		/* RFC 8166 s5.5: shorter than the fixed fields, no XID known. */
-		q = put32(put32(p, xid), RPCRDMA_VERSION);
-		*sent_vers = RPCRDMA_VERSION;
+		q = put32(put32(p, xid), RPCRDMA1_VERSION);
+		*sent_vers = RPCRDMA1_VERSION;
 		return (size_t)(q - p);
 	case C_DONE:
 		/* RFC 5666's RDMA_DONE: the fixed fields only. */
-		q = rpcrdma_encode_prefix(p, end, xid, RPCRDMA_VERSION, o->credits,
+		q = rpcrdma_encode_prefix(p, end, xid, RPCRDMA1_VERSION, o->credits,
 					  RDMA_DONE);
-		*sent_vers = RPCRDMA_VERSION;
+		*sent_vers = RPCRDMA1_VERSION;
 		return q ? (size_t)(q - p) : 0;
 	case C_RDMAERROR: {
 		ssize_t r = rpcrdma_encode_error(p, PEER_SEND_BUF, xid,
-						 RPCRDMA_VERSION, o->credits,
+						 RPCRDMA1_VERSION, o->credits,
 						 RDMA_ERR_BADHEADER);
 
-		*sent_vers = RPCRDMA_VERSION;
+		*sent_vers = RPCRDMA1_VERSION;
 		return r > 0 ? (size_t)r : 0;
 	}
 	case C_BADVERS:
@@ -1799,7 +1799,7 @@ run_case(struct pconn *c, const struct opts *o, const struct pcase *pc,
 	struct call_io io;
 	struct answer a;
 	struct line l;
-	uint32_t sent_vers = RPCRDMA_VERSION, idx, len;
+	uint32_t sent_vers = RPCRDMA1_VERSION, idx, len;
 	int64_t started, deadline;
 	const char *why;
 	bool ok;
@@ -2192,7 +2192,7 @@ pull_chunks(struct pconn *c, const struct rpcrdma_hdr *h, uint64_t total)
 static ssize_t
 gather_call(struct pconn *c, const uint8_t *payload, size_t plen)
 {
-	struct rpcrdma_read_chunk chunks[RPCRDMA_MAX_READ_SEGS];
+	struct rpcrdma_read_chunk chunks[RPCRDMA1_MAX_READ_SEGS];
 	const struct rpcrdma_hdr *h = &c->hdr;
 	uint64_t total = 0;
 	ssize_t n;
@@ -2208,7 +2208,7 @@ gather_call(struct pconn *c, const uint8_t *payload, size_t plen)
 		memcpy(c->call_mem, payload, plen);
 		return (ssize_t)plen;
 	}
-	nch = rpcrdma_read_chunks(h, chunks, RPCRDMA_MAX_READ_SEGS);
+	nch = rpcrdma_read_chunks(h, chunks, RPCRDMA1_MAX_READ_SEGS);
 	if (nch <= 0) {
 		out("call_error=bad_read_list conn=%u xid=0x%08x", c->number, h->xid);
 		return -1;
@@ -2259,7 +2259,7 @@ send_reply(struct server *s, struct pconn *c, const uint8_t *payload,
 	int st;
 
 	rh->xid = h->xid;
-	rh->vers = RPCRDMA_VERSION;
+	rh->vers = RPCRDMA1_VERSION;
 	rh->credits = s->o->credits;
 	rh->proc = RDMA_MSG;
 	rh->nreads = 0;
@@ -2317,7 +2317,7 @@ send_reply(struct server *s, struct pconn *c, const uint8_t *payload,
 	}
 	out("reply_error=too_large conn=%u xid=0x%08x len=%zu limit=%u reply_chunk=%s",
 	    c->number, h->xid, plen, limit, h->has_reply ? "too_small" : "none");
-	send_error(c, s->o, h->xid, RPCRDMA_VERSION, RDMA_ERR_BADHEADER);
+	send_error(c, s->o, h->xid, RPCRDMA1_VERSION, RDMA_ERR_BADHEADER);
 }
 
 /*
@@ -2397,7 +2397,7 @@ dispatch(struct server *s, struct pconn *c, size_t clen)
 		    "xid_mismatch" : "undecodable_rpc", c->number, c->hdr.xid);
 		s->protocol_errors++;
 		xdr_destroy(&x);
-		send_error(c, o, c->hdr.xid, RPCRDMA_VERSION, RDMA_ERR_BADHEADER);
+		send_error(c, o, c->hdr.xid, RPCRDMA1_VERSION, RDMA_ERR_BADHEADER);
 		return;
 	}
 
@@ -2493,7 +2493,7 @@ dispatch(struct server *s, struct pconn *c, size_t clen)
 	if (!xdr_replymsg(&y, &rm)) {
 		out("reply_error=cannot_encode conn=%u xid=0x%08x", c->number, c->hdr.xid);
 		xdr_destroy(&y);
-		send_error(c, o, c->hdr.xid, RPCRDMA_VERSION, RDMA_ERR_BADHEADER);
+		send_error(c, o, c->hdr.xid, RPCRDMA1_VERSION, RDMA_ERR_BADHEADER);
 	} else {
 		rlen = xdr_getpos(&y);
 		xdr_destroy(&y);
@@ -2569,7 +2569,7 @@ serve_message(struct server *s, struct pconn *c, uint32_t idx, uint32_t len)
 	if (clen < 0) {
 		s->protocol_errors++;
 		if (!c->dead)
-			send_error(c, s->o, h->xid, RPCRDMA_VERSION, RDMA_ERR_BADHEADER);
+			send_error(c, s->o, h->xid, RPCRDMA1_VERSION, RDMA_ERR_BADHEADER);
 		goto repost;
 	}
 	/* The call is copied out: the receive can go back now. */

@@ -385,7 +385,7 @@ write_ready(const char *path, unsigned int port)
 
 /* --- main ---------------------------------------------------------------- */
 
-static void
+static void __attribute__((noreturn))
 usage(void)
 {
 	fprintf(stderr,

@@ -105,7 +105,7 @@ gen_valid(uint8_t *buf, size_t cap)
 
 	memset(&h, 0, sizeof(h));
 	h.xid = rnd();
-	h.vers = RPCRDMA_VERSION;
+	h.vers = RPCRDMA1_VERSION;
 	h.credits = interesting_word();
 	switch (rnd_below(8)) {
 	case 0:
@@ -125,7 +125,7 @@ gen_valid(uint8_t *buf, size_t cap)
 		break;
 	}
 
-	n = rnd_below(8) ? rnd_below(6) : rnd_below(RPCRDMA_MAX_READ_SEGS + 1);
+	n = rnd_below(8) ? rnd_below(6) : rnd_below(RPCRDMA1_MAX_READ_SEGS + 1);
 	if (rnd_below(3) == 0)
 		pos = 0;
 	else
@@ -138,12 +138,12 @@ gen_valid(uint8_t *buf, size_t cap)
 	}
 	h.nreads = n;
 
-	n = rnd_below(4) ? rnd_below(4) : rnd_below(RPCRDMA_MAX_WRITE_CHUNKS + 1);
+	n = rnd_below(4) ? rnd_below(4) : rnd_below(RPCRDMA1_MAX_WRITE_CHUNKS + 1);
 	for (i = 0; i < n; i++) {
 		unsigned int m = rnd_below(5);
 
-		if (h.nwsegs + m > RPCRDMA_MAX_WRITE_SEGS)
-			m = RPCRDMA_MAX_WRITE_SEGS - h.nwsegs;
+		if (h.nwsegs + m > RPCRDMA1_MAX_WRITE_SEGS)
+			m = RPCRDMA1_MAX_WRITE_SEGS - h.nwsegs;
 		h.writes[i].first = h.nwsegs;
 		h.writes[i].nsegs = m;
 		for (j = 0; j < m; j++)
@@ -154,7 +154,7 @@ gen_valid(uint8_t *buf, size_t cap)
 	h.has_reply = rnd_below(2);
 	if (h.has_reply) {
 		h.nreply = rnd_below(8) ? rnd_below(5) :
-					  rnd_below(RPCRDMA_MAX_REPLY_SEGS + 1);
+					  rnd_below(RPCRDMA1_MAX_REPLY_SEGS + 1);
 		for (i = 0; i < h.nreply; i++)
 			h.reply[i] = rnd_seg();
 	}
@@ -277,14 +277,14 @@ violation(struct tally *t, const char *what, const uint8_t *buf, size_t len)
 static bool
 layout_ok(const struct rpcrdma_hdr *h)
 {
-	struct rpcrdma_read_chunk c[RPCRDMA_MAX_READ_SEGS];
+	struct rpcrdma_read_chunk c[RPCRDMA1_MAX_READ_SEGS];
 	unsigned int i, next = 0;
 	int n;
 
-	if (h->nreads > RPCRDMA_MAX_READ_SEGS ||
-	    h->nwrites > RPCRDMA_MAX_WRITE_CHUNKS ||
-	    h->nwsegs > RPCRDMA_MAX_WRITE_SEGS ||
-	    h->nreply > RPCRDMA_MAX_REPLY_SEGS ||
+	if (h->nreads > RPCRDMA1_MAX_READ_SEGS ||
+	    h->nwrites > RPCRDMA1_MAX_WRITE_CHUNKS ||
+	    h->nwsegs > RPCRDMA1_MAX_WRITE_SEGS ||
+	    h->nreply > RPCRDMA1_MAX_REPLY_SEGS ||
 	    (!h->has_reply && h->nreply))
 		return false;
 	for (i = 0; i < h->nwrites; i++) {
@@ -294,7 +294,7 @@ layout_ok(const struct rpcrdma_hdr *h)
 	}
 	if (next != h->nwsegs)
 		return false;
-	n = rpcrdma_read_chunks(h, c, RPCRDMA_MAX_READ_SEGS);
+	n = rpcrdma_read_chunks(h, c, RPCRDMA1_MAX_READ_SEGS);
 	if (n < 0)
 		return false;
 	for (i = 1; i < (unsigned int)n; i++)
@@ -315,7 +315,7 @@ check_header(struct tally *t, const uint8_t *src, size_t len, bool valid)
 	int rc;
 
 	rc = rpcrdma_hdr_decode(buf, len, &hdr);
-	if (len < RPCRDMA_PREFIX_LEN) {
+	if (len < RPCRDMA1_PREFIX_LEN) {
 		t->emsgsize++;
 		if (rc != -EMSGSIZE)
 			violation(t, "short input not -EMSGSIZE", src, len);
@@ -324,7 +324,7 @@ check_header(struct tally *t, const uint8_t *src, size_t len, bool valid)
 	if (hdr.xid != get32(src) || hdr.vers != get32(src + 4) ||
 	    hdr.credits != get32(src + 8) || hdr.proc != get32(src + 12))
 		violation(t, "prefix fields", src, len);
-	if (hdr.vers != RPCRDMA_VERSION) {
+	if (hdr.vers != RPCRDMA1_VERSION) {
 		t->eproto++;
 		if (rc != -EPROTONOSUPPORT)
 			violation(t, "bad version not -EPROTONOSUPPORT", src,
@@ -343,7 +343,7 @@ check_header(struct tally *t, const uint8_t *src, size_t len, bool valid)
 	}
 	t->accepted++;
 	if (hdr.hdrlen > len || hdr.hdrlen % 4 ||
-	    hdr.hdrlen < RPCRDMA_PREFIX_LEN + 4)
+	    hdr.hdrlen < RPCRDMA1_PREFIX_LEN + 4)
 		violation(t, "hdrlen", src, len);
 	if (hdr.proc != RDMA_MSG && hdr.proc != RDMA_NOMSG &&
 	    hdr.proc != RDMA_ERROR)

@@ -64,20 +64,20 @@ test_size_odd(void)
 static void
 test_encode_octets(void)
 {
-	static const uint8_t want_r[RPCRDMA_CMP_LEN] = {
+	static const uint8_t want_r[RPCRDMA1_CMP_LEN] = {
 		0xf6, 0xab, 0x0e, 0x18, 0x01, 0x01, 0x03, 0x07,
 	};
-	static const uint8_t want_nor[RPCRDMA_CMP_LEN] = {
+	static const uint8_t want_nor[RPCRDMA1_CMP_LEN] = {
 		0xf6, 0xab, 0x0e, 0x18, 0x01, 0x00, 0x00, 0xff,
 	};
 	struct rpcrdma_cm_pdata pd = {
 		.remote_inv = true, .send_size = 4096, .recv_size = 8192,
 	};
-	uint8_t out[RPCRDMA_CMP_LEN + 2];
+	uint8_t out[RPCRDMA1_CMP_LEN + 2];
 
 	memset(out, 0x5a, sizeof(out));
 	rpcrdma_cmp_encode(out, &pd);
-	CHECK(memcmp(out, want_r, RPCRDMA_CMP_LEN) == 0,
+	CHECK(memcmp(out, want_r, RPCRDMA1_CMP_LEN) == 0,
 	      "R set, 4 KiB / 8 KiB: f6 ab 0e 18 01 01 03 07");
 	CHECK(out[8] == 0x5a && out[9] == 0x5a, "encode writes 8 octets only");
 
@@ -85,7 +85,7 @@ test_encode_octets(void)
 	pd.send_size = 100;		/* clamps to 1 KiB */
 	pd.recv_size = 1u << 30;	/* clamps to 256 KiB */
 	rpcrdma_cmp_encode(out, &pd);
-	CHECK(memcmp(out, want_nor, RPCRDMA_CMP_LEN) == 0,
+	CHECK(memcmp(out, want_nor, RPCRDMA1_CMP_LEN) == 0,
 	      "R clear, clamped sizes: f6 ab 0e 18 01 00 00 ff");
 }
 
@@ -105,7 +105,7 @@ is_defaults(const struct rpcrdma_cm_pdata *pd)
 static void
 test_decode_fields(void)
 {
-	uint8_t msg[RPCRDMA_CMP_LEN] = {
+	uint8_t msg[RPCRDMA1_CMP_LEN] = {
 		0xf6, 0xab, 0x0e, 0x18, 0x01, 0x01, 0x0f, 0x1f,
 	};
 	struct rpcrdma_cm_pdata pd;
@@ -167,7 +167,7 @@ test_decode_search(void)
 	static const uint8_t swapped[] = {
 		0x18, 0x0e, 0xab, 0xf6, 0x01, 0x01, 0x02, 0x02,
 	};
-	static const uint8_t full[RPCRDMA_CMP_LEN] = {
+	static const uint8_t full[RPCRDMA1_CMP_LEN] = {
 		0xf6, 0xab, 0x0e, 0x18, 0x01, 0x01, 0x02, 0x02,
 	};
 	uint8_t garbage[64];
@@ -209,10 +209,10 @@ test_decode_search(void)
 	      "NULL buffer with a length: defaults");
 	CHECK(!decode_guarded(full, 0, &pd) && is_defaults(&pd),
 	      "zero-length buffer: defaults");
-	for (n = 1; n < RPCRDMA_CMP_LEN; n++)
+	for (n = 1; n < RPCRDMA1_CMP_LEN; n++)
 		CHECK(!decode_guarded(full, n, &pd) && is_defaults(&pd),
 		      "short buffer of %zu octets: defaults", n);
-	CHECK(decode_guarded(full, RPCRDMA_CMP_LEN, &pd),
+	CHECK(decode_guarded(full, RPCRDMA1_CMP_LEN, &pd),
 	      "exactly 8 octets: found");
 }
 
@@ -220,7 +220,7 @@ static void
 test_encode_decode(void)
 {
 	struct rpcrdma_cm_pdata in, out;
-	uint8_t msg[RPCRDMA_CMP_LEN];
+	uint8_t msg[RPCRDMA1_CMP_LEN];
 	unsigned int k, bad = 0;
 
 	for (k = 1; k <= 256; k++) {

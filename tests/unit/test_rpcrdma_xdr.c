@@ -118,7 +118,7 @@ hdr_init(struct rpcrdma_hdr *hdr, uint32_t proc)
 {
 	memset(hdr, 0, sizeof(*hdr));
 	hdr->xid = 0xdeadbeef;
-	hdr->vers = RPCRDMA_VERSION;
+	hdr->vers = RPCRDMA1_VERSION;
 	hdr->credits = 128;
 	hdr->proc = proc;
 }
@@ -205,11 +205,11 @@ roundtrip(struct rpcrdma_hdr *in, const char *what)
 	for (len = 0; len < (size_t)n; len++) {
 		rc = rpcrdma_hdr_decode(guardbuf_place(&gb, buf, len), len,
 					&h_again);
-		if (rc != (len < RPCRDMA_PREFIX_LEN ? -EMSGSIZE : -EBADMSG)) {
+		if (rc != (len < RPCRDMA1_PREFIX_LEN ? -EMSGSIZE : -EBADMSG)) {
 			printf("# %s: truncated to %zu: %d\n", what, len, rc);
 			bad_trunc++;
 		}
-		if (len >= RPCRDMA_PREFIX_LEN && h_again.xid != in->xid)
+		if (len >= RPCRDMA1_PREFIX_LEN && h_again.xid != in->xid)
 			bad_trunc++;
 	}
 	CHECK(bad_trunc == 0, "%s: all %zd truncations refused", what, n);
@@ -290,12 +290,12 @@ test_roundtrips(void)
 	roundtrip(&h_in, "RDMA_NOMSG, write list and reply chunk");
 
 	hdr_init(&h_in, RDMA_MSG);
-	while (h_in.nreads < RPCRDMA_MAX_READ_SEGS)
+	while (h_in.nreads < RPCRDMA1_MAX_READ_SEGS)
 		add_read(&h_in, 4 * (h_in.nreads / 3), seg(h_in.nreads, 9, 9));
-	while (h_in.nwrites < RPCRDMA_MAX_WRITE_CHUNKS)
-		add_write(&h_in, RPCRDMA_MAX_WRITE_SEGS /
-				 RPCRDMA_MAX_WRITE_CHUNKS, 0x100 * h_in.nwrites);
-	set_reply(&h_in, RPCRDMA_MAX_REPLY_SEGS);
+	while (h_in.nwrites < RPCRDMA1_MAX_WRITE_CHUNKS)
+		add_write(&h_in, RPCRDMA1_MAX_WRITE_SEGS /
+				 RPCRDMA1_MAX_WRITE_CHUNKS, 0x100 * h_in.nwrites);
+	set_reply(&h_in, RPCRDMA1_MAX_REPLY_SEGS);
 	roundtrip(&h_in, "RDMA_MSG, every list at its limit");
 
 	hdr_init(&h_in, RDMA_ERROR);
@@ -398,7 +398,7 @@ test_s57_examples(void)
 	      (ssize_t)sizeof(no_chunks) &&
 	      memcmp(buf, no_chunks, sizeof(no_chunks)) == 0,
 	      "s5.7 no chunks: prefix then three zero words");
-	CHECK_EQ_U(sizeof(no_chunks), RPCRDMA_HDR_MIN, "RPCRDMA_HDR_MIN is 28");
+	CHECK_EQ_U(sizeof(no_chunks), RPCRDMA1_HDR_MIN, "RPCRDMA1_HDR_MIN is 28");
 
 	/* The hand-written octets decode to the fields they spell. */
 	put_prefix(&w, 0xcafef00d, 1, RDMA_MSG);
@@ -441,7 +441,7 @@ test_prefix_errors(void)
 	size_t len;
 	int rc;
 
-	for (len = 0; len < RPCRDMA_PREFIX_LEN; len++)
+	for (len = 0; len < RPCRDMA1_PREFIX_LEN; len++)
 		if (rpcrdma_hdr_decode(guardbuf_place(&gb, msg, len), len,
 				       &h_out) != -EMSGSIZE)
 			bad++;
@@ -494,60 +494,60 @@ test_list_errors(void)
 
 	/* Read list: one segment over the limit, and exactly at it. */
 	put_prefix(&w, 1, 1, RDMA_MSG);
-	for (i = 0; i < RPCRDMA_MAX_READ_SEGS + 1; i++) {
+	for (i = 0; i < RPCRDMA1_MAX_READ_SEGS + 1; i++) {
 		put(&w, 1);
 		put(&w, 8);
 		put_seg(&w, i, 4, 0);
 	}
 	put(&w, 0), put(&w, 0), put(&w, 0);
 	CHECK_RC(decode_words(&w, &h_out), -EBADMSG,
-		 "%d read segments: -EBADMSG", RPCRDMA_MAX_READ_SEGS + 1);
+		 "%d read segments: -EBADMSG", RPCRDMA1_MAX_READ_SEGS + 1);
 	put_prefix(&w, 1, 1, RDMA_MSG);
-	for (i = 0; i < RPCRDMA_MAX_READ_SEGS; i++) {
+	for (i = 0; i < RPCRDMA1_MAX_READ_SEGS; i++) {
 		put(&w, 1);
 		put(&w, 8);
 		put_seg(&w, i, 4, 0);
 	}
 	put(&w, 0), put(&w, 0), put(&w, 0);
 	CHECK_RC(decode_words(&w, &h_out), 0, "%d read segments: accepted",
-		 RPCRDMA_MAX_READ_SEGS);
+		 RPCRDMA1_MAX_READ_SEGS);
 
 	/* Write list: chunks over the limit. */
 	put_prefix(&w, 1, 1, RDMA_MSG);
 	put(&w, 0);
-	for (i = 0; i < RPCRDMA_MAX_WRITE_CHUNKS + 1; i++) {
+	for (i = 0; i < RPCRDMA1_MAX_WRITE_CHUNKS + 1; i++) {
 		put(&w, 1);
 		put(&w, 1);
 		put_seg(&w, i, 4, 0);
 	}
 	put(&w, 0), put(&w, 0);
 	CHECK_RC(decode_words(&w, &h_out), -EBADMSG,
-		 "%d write chunks: -EBADMSG", RPCRDMA_MAX_WRITE_CHUNKS + 1);
+		 "%d write chunks: -EBADMSG", RPCRDMA1_MAX_WRITE_CHUNKS + 1);
 
 	/* Write list: segments over the limit across two chunks. */
 	put_prefix(&w, 1, 1, RDMA_MSG);
 	put(&w, 0);
 	put(&w, 1);
-	put(&w, RPCRDMA_MAX_WRITE_SEGS / 2);
-	for (i = 0; i < RPCRDMA_MAX_WRITE_SEGS / 2; i++)
+	put(&w, RPCRDMA1_MAX_WRITE_SEGS / 2);
+	for (i = 0; i < RPCRDMA1_MAX_WRITE_SEGS / 2; i++)
 		put_seg(&w, i, 4, 0);
 	put(&w, 1);
-	put(&w, RPCRDMA_MAX_WRITE_SEGS / 2 + 1);
-	for (i = 0; i < RPCRDMA_MAX_WRITE_SEGS / 2 + 1; i++)
+	put(&w, RPCRDMA1_MAX_WRITE_SEGS / 2 + 1);
+	for (i = 0; i < RPCRDMA1_MAX_WRITE_SEGS / 2 + 1; i++)
 		put_seg(&w, i, 4, 0);
 	put(&w, 0), put(&w, 0);
 	CHECK_RC(decode_words(&w, &h_out), -EBADMSG,
 		 "%d write segments in all: -EBADMSG",
-		 RPCRDMA_MAX_WRITE_SEGS + 1);
+		 RPCRDMA1_MAX_WRITE_SEGS + 1);
 
 	/* Reply chunk over the limit. */
 	put_prefix(&w, 1, 1, RDMA_MSG);
 	put(&w, 0), put(&w, 0), put(&w, 1);
-	put(&w, RPCRDMA_MAX_REPLY_SEGS + 1);
-	for (i = 0; i < RPCRDMA_MAX_REPLY_SEGS + 1; i++)
+	put(&w, RPCRDMA1_MAX_REPLY_SEGS + 1);
+	for (i = 0; i < RPCRDMA1_MAX_REPLY_SEGS + 1; i++)
 		put_seg(&w, i, 4, 0);
 	CHECK_RC(decode_words(&w, &h_out), -EBADMSG,
-		 "%d reply segments: -EBADMSG", RPCRDMA_MAX_REPLY_SEGS + 1);
+		 "%d reply segments: -EBADMSG", RPCRDMA1_MAX_REPLY_SEGS + 1);
 
 	/* Huge counts. */
 	put_prefix(&w, 1, 1, RDMA_MSG);
@@ -680,7 +680,7 @@ test_encode_errors(void)
 	CHECK_RC(rpcrdma_hdr_encode(buf, sizeof(buf), &h_in), -EINVAL,
 		 "encode RDMA_NOMSG without chunks: -EINVAL");
 	hdr_init(&h_in, RDMA_MSG);
-	h_in.nreads = RPCRDMA_MAX_READ_SEGS + 1;
+	h_in.nreads = RPCRDMA1_MAX_READ_SEGS + 1;
 	CHECK_RC(rpcrdma_hdr_encode(buf, sizeof(buf), &h_in), -EINVAL,
 		 "encode too many read segments: -EINVAL");
 	hdr_init(&h_in, RDMA_MSG);
@@ -709,7 +709,7 @@ test_encode_errors(void)
 	CHECK_RC(rpcrdma_hdr_encode(buf, sizeof(buf), &h_in), -EINVAL,
 		 "encode write chunk past nwsegs: -EINVAL");
 	hdr_init(&h_in, RDMA_MSG);
-	h_in.nwrites = RPCRDMA_MAX_WRITE_CHUNKS + 1;
+	h_in.nwrites = RPCRDMA1_MAX_WRITE_CHUNKS + 1;
 	CHECK_RC(rpcrdma_hdr_encode(buf, sizeof(buf), &h_in), -EINVAL,
 		 "encode too many write chunks: -EINVAL");
 	hdr_init(&h_in, RDMA_MSG);
@@ -718,7 +718,7 @@ test_encode_errors(void)
 		 "encode reply segments without a reply chunk: -EINVAL");
 	hdr_init(&h_in, RDMA_MSG);
 	set_reply(&h_in, 1);
-	h_in.nreply = RPCRDMA_MAX_REPLY_SEGS + 1;
+	h_in.nreply = RPCRDMA1_MAX_REPLY_SEGS + 1;
 	CHECK_RC(rpcrdma_hdr_encode(buf, sizeof(buf), &h_in), -EINVAL,
 		 "encode too many reply segments: -EINVAL");
 	hdr_init(&h_in, RDMA_ERROR);
@@ -818,7 +818,7 @@ test_proc_names(void)
 static void
 test_read_chunks(void)
 {
-	struct rpcrdma_read_chunk c[RPCRDMA_MAX_READ_SEGS];
+	struct rpcrdma_read_chunk c[RPCRDMA1_MAX_READ_SEGS];
 	int n;
 
 	hdr_init(&h_in, RDMA_MSG);
@@ -863,7 +863,7 @@ test_read_chunks(void)
 	CHECK_RC(rpcrdma_read_chunks(&h_in, c, 4), -EBADMSG,
 		 "decreasing positions: -EBADMSG");
 	hdr_init(&h_in, RDMA_MSG);
-	h_in.nreads = RPCRDMA_MAX_READ_SEGS + 1;
+	h_in.nreads = RPCRDMA1_MAX_READ_SEGS + 1;
 	CHECK_RC(rpcrdma_read_chunks(&h_in, c, 4), -EBADMSG,
 		 "nreads over the limit: -EBADMSG");
 }
@@ -1071,7 +1071,7 @@ static void
 test_rebuild_random(void)
 {
 	static uint8_t full[8192], reduced[8192], data[8192], out[8192];
-	struct rpcrdma_read_chunk c[RPCRDMA_MAX_READ_SEGS];
+	struct rpcrdma_read_chunk c[RPCRDMA1_MAX_READ_SEGS];
 	unsigned int iter, bad = 0, items, i, nchunks;
 	size_t flen, rlen, dlen, k;
 	ssize_t n;
