@@ -270,7 +270,17 @@ ct_cm_events(struct ct_rdma *ct)
 {
 	struct rdma_cm_event *ev;
 
-	while (rdma_get_cm_event(ct->ct_conn->ech, &ev) == 0) {
+	for (;;) {
+		if (rdma_get_cm_event(ct->ct_conn->ech, &ev)) {
+			/*
+			 * Anything but "no event" (EACCES once the process
+			 * changed its credentials) leaves the channel
+			 * readable for good: the connection is unusable.
+			 */
+			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+				rdma_conn_set_dead(ct->ct_conn, errno);
+			break;
+		}
 		shim_log(SHIM_LOG_DEBUG, "client: %s", rdma_event_str(ev->event));
 		switch (ev->event) {
 		case RDMA_CM_EVENT_DISCONNECTED:
