@@ -129,10 +129,11 @@ tv_ms(const struct timeval *tv)
 	return (int64_t)tv->tv_sec * 1000 + tv->tv_usec / 1000;
 }
 
+/* libtirpc's own test: a tv_usec of exactly one million passes. */
 static bool
 time_not_ok(const struct timeval *t)
 {
-	return t->tv_sec < 0 || t->tv_usec < 0 || t->tv_usec > 999999;
+	return t->tv_sec < 0 || t->tv_usec < 0 || t->tv_usec > 1000000;
 }
 
 /* ------------------------------------------------------------------ */
@@ -270,7 +271,17 @@ ct_cm_events(struct ct_rdma *ct)
 {
 	struct rdma_cm_event *ev;
 
-	while (rdma_get_cm_event(ct->ct_conn->ech, &ev) == 0) {
+	for (;;) {
+		if (rdma_get_cm_event(ct->ct_conn->ech, &ev)) {
+			/*
+			 * Anything but "no event" (EACCES once the process
+			 * changed its credentials) leaves the channel
+			 * readable for good: the connection is unusable.
+			 */
+			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+				rdma_conn_set_dead(ct->ct_conn, errno);
+			break;
+		}
 		shim_log(SHIM_LOG_DEBUG, "client: %s", rdma_event_str(ev->event));
 		switch (ev->event) {
 		case RDMA_CM_EVENT_DISCONNECTED:
@@ -918,10 +929,15 @@ call_again:
 		}
 	}
 
-	/* A one-way ("batched") call: libtirpc does not wait either. */
-	if (xdr_results == NULL && timeout.tv_sec == 0 && timeout.tv_usec == 0) {
+	/*
+	 * As clnt_vc: a batched call (no results, zero timeout) succeeds
+	 * without waiting; any call with a zero timeout is "message passing"
+	 * and times out at once.  Their replies, if any, come as late ones.
+	 */
+	if (timeout.tv_sec == 0 && timeout.tv_usec == 0) {
 		ct_orphan(ct, (unsigned int)s);
-		st = ct_fail(ct, RPC_TIMEDOUT, 0);
+		st = ct_fail(ct, xdr_results == NULL ? RPC_SUCCESS : RPC_TIMEDOUT,
+			     0);
 		goto out;
 	}
 

@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <rpc/rpc.h>
 #include <rpc/svc_mt.h>
@@ -1156,14 +1157,47 @@ out_destroy:
 	rdma_conn_destroy(c);
 }
 
+/*
+ * The listener cannot take events any more.  The kernel refuses RDMA-CM
+ * commands from credentials other than those that opened the channel: a
+ * daemon that changes user after creating its transports (rpcbind does)
+ * ends here.  Stop for good rather than leave a readable descriptor for
+ * svc_run to spin on: closing the channel tears the listener down in the
+ * kernel, so clients are refused at once and use TCP.
+ */
+static void
+lst_fail(struct svc_rdma_listener *lst, int err)
+{
+	struct svc_rdma_conn *sc;
+
+	shim_log(SHIM_LOG_WARN,
+		 "server: RDMA listener on port %u stops: %s%s", lst->xprt.xp_port,
+		 strerror(err), err == EACCES ?
+		 " (the process changed its credentials after creating it); RDMA clients now use TCP" :
+		 "");
+	xprt_unregister(&lst->xprt);
+	for (sc = lst->conns; sc; sc = sc->next)
+		if (sc->conn)
+			rdma_conn_set_dead(sc->conn, err);
+	close(lst->ech->fd);
+	lst->ech->fd = -1;
+}
+
 static bool_t
 lst_recv(SVCXPRT *xprt, struct rpc_msg *msg)
 {
 	struct svc_rdma_listener *lst = xprt->xp_p1;
 	struct rdma_cm_event *ev;
 
-	while (rdma_get_cm_event(lst->ech, &ev) == 0) {
+	for (;;) {
 		struct svc_rdma_conn *sc;
+
+		if (rdma_get_cm_event(lst->ech, &ev)) {
+			if (errno != EAGAIN && errno != EWOULDBLOCK &&
+			    errno != EINTR)
+				lst_fail(lst, errno);
+			break;
+		}
 
 		shim_log(SHIM_LOG_DEBUG, "server: %s (status %d)",
 			 rdma_event_str(ev->event), ev->status);

@@ -224,6 +224,13 @@ OPS=null,echo,sink,source,mixed
 	assert_line --regexp '^echo +100 +5 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+$'
 	assert_line --regexp '^echo +65536 +5 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+$'
 	refute_line --partial " ok"
+
+	# -u adds the CPU time spent inside the calls, mean per call.
+	client -m tli -h 127.0.0.1 -p "$port" -o null,echo -s 4K -c 3 -b -u -q
+	assert_success
+	assert_line --regexp '^op +size +calls +seconds +calls/s +MB/s +mean_us +cpu_us$'
+	assert_line --regexp '^null +0 +3 +[0-9.]+ +[0-9.]+ +0\.00 +[0-9.]+ +[0-9.]+$'
+	assert_line --regexp '^echo +4096 +3 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+$'
 	stop_server
 }
 

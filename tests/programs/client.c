@@ -12,7 +12,10 @@
  * -R N makes and destroys the handle N times, running the whole set on
  * each; with -b it also reports the open descriptors and the resident
  * size after the first and after the last handle, so a test can see that
- * nothing accumulates.
+ * nothing accumulates.  -b -u also reports the CPU time this process spent
+ * inside the calls (user and system, CLOCK_PROCESS_CPUTIME_ID), so that a
+ * benchmark can compare what a transport costs the caller, not only how
+ * long it takes.
  *
  * Exit status: 0 all calls verified, 1 an RPC or setup error (the
  * clnt_sperror text is printed), 2 a reply that does not match, 64 usage.
@@ -98,6 +101,7 @@ struct options {
 struct stat_cell {
 	unsigned long calls;
 	double seconds;
+	double cpu_seconds;	/* -u: process CPU time inside the calls */
 	unsigned long long bytes;
 };
 
@@ -114,7 +118,7 @@ usage(void)
 	fprintf(stderr,
 		"usage: %s [-h HOST] [-m create|tp|tli|tcp] [-p PORT] [-n tcp|tcp6]\n"
 		"          [-A none|sys] [-t SECONDS] [-o OPS] [-s SIZES] [-c COUNT]\n"
-		"          [-R CYCLES] [-P PROG] [-b] [-q] [-k]\n"
+		"          [-R CYCLES] [-P PROG] [-b [-u]] [-q] [-k]\n"
 		"  -h HOST   server name or address (default localhost)\n"
 		"  -m MODE   create: clnt_create, tp: clnt_tp_create (both via rpcbind),\n"
 		"            tli: clnt_tli_create, tcp: clnttcp_create (both need -p)\n"
@@ -134,6 +138,8 @@ usage(void)
 		"  -b        print timing per op and size: calls, seconds, calls/s,\n"
 		"            MB/s (10^6 payload bytes per second, both directions), mean latency;\n"
 		"            with -R: cycles=N fds_before= fds_after= rss_kb_before= rss_kb_after=\n"
+		"  -u        with -b, also measure the CPU time (user and system, of this\n"
+		"            process) spent inside the calls: a cpu_us column, mean per call\n"
 		"  -q        quiet: no per-call lines and no final line\n"
 		"  -k        keep going after an RPC error, with the next call on the\n"
 		"            same client; the exit status is 1 at the end\n"
@@ -211,6 +217,42 @@ now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* Process CPU time (user and system, every thread), in seconds. */
+static double
+cpu_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/*
+ * The timing of one call: call_begin() just before it, call_end() just
+ * after, which returns the seconds it took.  With -u the CPU time this
+ * process spent meanwhile is kept in last_call_cpu.
+ */
+static bool measure_cpu;
+static double call_cpu0, last_call_cpu;
+
+static double
+call_begin(void)
+{
+	if (measure_cpu)
+		call_cpu0 = cpu_now();
+	return now();
+}
+
+static double
+call_end(double t0)
+{
+	double t = now() - t0;
+
+	if (measure_cpu)
+		last_call_cpu = cpu_now() - call_cpu0;
+	return t;
+}
+
 static void *
 xmalloc(size_t len)
 {
@@ -250,9 +292,9 @@ call_seed(unsigned long iter, enum op op, size_t size)
 static double
 do_null(CLIENT *clnt, size_t size, uint64_t seed)
 {
-	double t0 = now();
+	double t0 = call_begin();
 	void *res = rpctest_null_1(clnt);
-	double t = now() - t0;
+	double t = call_end(t0);
 
 	if (!res) {
 		rpc_failed(clnt, OP_NULL, size);
@@ -273,9 +315,9 @@ do_echo(CLIENT *clnt, size_t size, uint64_t seed)
 	arg.rpctest_data_val = xmalloc(size);
 	pattern_fill(arg.rpctest_data_val, size, seed);
 
-	t0 = now();
+	t0 = call_begin();
 	res = rpctest_echo_1(arg, clnt);
-	t = now() - t0;
+	t = call_end(t0);
 	if (!res) {
 		rpc_failed(clnt, OP_ECHO, size);
 		free(arg.rpctest_data_val);
@@ -305,9 +347,9 @@ do_sink(CLIENT *clnt, size_t size, uint64_t seed)
 	arg.rpctest_data_val = xmalloc(size);
 	pattern_fill(arg.rpctest_data_val, size, seed);
 
-	t0 = now();
+	t0 = call_begin();
 	res = rpctest_sink_1(arg, clnt);
-	t = now() - t0;
+	t = call_end(t0);
 	if (!res) {
 		rpc_failed(clnt, OP_SINK, size);
 		free(arg.rpctest_data_val);
@@ -333,9 +375,9 @@ do_source(CLIENT *clnt, size_t size, uint64_t seed)
 	double t0, t;
 	size_t off;
 
-	t0 = now();
+	t0 = call_begin();
 	res = rpctest_source_1(arg, clnt);
-	t = now() - t0;
+	t = call_end(t0);
 	if (!res) {
 		rpc_failed(clnt, OP_SOURCE, size);
 		return CALL_FAILED;
@@ -369,9 +411,9 @@ do_mixed(CLIENT *clnt, size_t size, uint64_t seed)
 	d.rpctest_data_val = xmalloc(size);
 	pattern_fill(d.rpctest_data_val, size, seed);
 
-	t0 = now();
+	t0 = call_begin();
 	res = rpctest_mixed_1(i, h, s, d, clnt);
-	t = now() - t0;
+	t = call_end(t0);
 	if (!res) {
 		rpc_failed(clnt, OP_MIXED, size);
 		free(d.rpctest_data_val);
@@ -433,9 +475,9 @@ do_whoami(CLIENT *clnt, size_t size, uint64_t seed, const struct options *o)
 	double t0, t;
 	int want = o->auth_sys ? AUTH_SYS : AUTH_NONE;
 
-	t0 = now();
+	t0 = call_begin();
 	res = rpctest_whoami_1(clnt);
-	t = now() - t0;
+	t = call_end(t0);
 	if (!res) {
 		rpc_failed(clnt, OP_WHOAMI, size);
 		return CALL_FAILED;
@@ -499,6 +541,7 @@ run_op(CLIENT *clnt, const struct options *o, unsigned int oi, unsigned int si,
 		return;
 	stats[oi][si].calls++;
 	stats[oi][si].seconds += t;
+	stats[oi][si].cpu_seconds += last_call_cpu;
 	stats[oi][si].bytes += (unsigned long long)op_desc[op].payload * size;
 	if (op != OP_WHOAMI)
 		report_ok(o, op, size);
@@ -507,8 +550,9 @@ run_op(CLIENT *clnt, const struct options *o, unsigned int oi, unsigned int si,
 static void
 print_bench(const struct options *o)
 {
-	printf("%-7s %10s %8s %10s %11s %10s %11s\n",
-	       "op", "size", "calls", "seconds", "calls/s", "MB/s", "mean_us");
+	printf("%-7s %10s %8s %10s %11s %10s %11s%s\n",
+	       "op", "size", "calls", "seconds", "calls/s", "MB/s", "mean_us",
+	       measure_cpu ? "      cpu_us" : "");
 	for (unsigned int oi = 0; oi < o->nops; oi++) {
 		enum op op = o->ops[oi];
 		unsigned int n = op_desc[op].sized ? o->nsizes : 1;
@@ -517,12 +561,16 @@ print_bench(const struct options *o)
 			const struct stat_cell *c = &stats[oi][si];
 			double secs = c->seconds > 0 ? c->seconds : 1e-9;
 
-			printf("%-7s %10zu %8lu %10.4f %11.1f %10.2f %11.1f\n",
+			printf("%-7s %10zu %8lu %10.4f %11.1f %10.2f %11.1f",
 			       op_desc[op].name,
 			       op_desc[op].sized ? o->sizes[si] : (size_t)0,
 			       c->calls, c->seconds, (double)c->calls / secs,
 			       (double)c->bytes / secs / 1e6,
 			       c->calls ? c->seconds * 1e6 / (double)c->calls : 0.0);
+			if (measure_cpu)
+				printf(" %11.1f", c->calls ? c->cpu_seconds * 1e6 /
+				       (double)c->calls : 0.0);
+			printf("\n");
 		}
 	}
 }
@@ -722,7 +770,7 @@ parse_options(struct options *o, int argc, char **argv)
 	parse_ops(o, "null,echo,sink,source,mixed");
 	parse_sizes(o, "0,1,100,1000,4K,64K,1M,1M+3");
 
-	while ((opt = getopt(argc, argv, "h:m:p:n:A:t:o:s:c:R:P:bqk")) != -1) {
+	while ((opt = getopt(argc, argv, "h:m:p:n:A:t:o:s:c:R:P:buqk")) != -1) {
 		switch (opt) {
 		case 'h':
 			o->host = optarg;
@@ -777,6 +825,9 @@ parse_options(struct options *o, int argc, char **argv)
 			break;
 		case 'b':
 			o->bench = true;
+			break;
+		case 'u':
+			measure_cpu = true;
 			break;
 		case 'q':
 			o->quiet = true;

@@ -17,12 +17,15 @@
 #include <errno.h>
 #include <limits.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/select.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -240,6 +243,36 @@ stopper(void *arg)
 	return NULL;
 }
 
+/*
+ * The program's own event loop instead of svc_run(), as some servers have:
+ * poll() over svc_pollfd then svc_getreq_poll(), or select() over
+ * svc_fdset then svc_getreqset().  Ends once a stop signal was taken.
+ */
+static void
+own_loop(bool use_select)
+{
+	while (!atomic_load(&stop_signal)) {
+		if (use_select) {
+			fd_set readfds = svc_fdset;
+			int n = select(svc_maxfd + 1, &readfds, NULL, NULL, NULL);
+
+			if (n > 0)
+				svc_getreqset(&readfds);
+		} else {
+			int nfds = svc_max_pollfd, n;
+			struct pollfd *fds = calloc(nfds ? nfds : 1, sizeof(*fds));
+
+			if (!fds)
+				return;
+			memcpy(fds, svc_pollfd, sizeof(*fds) * nfds);
+			n = poll(fds, nfds, -1);
+			if (n > 0)
+				svc_getreq_poll(fds, n);
+			free(fds);
+		}
+	}
+}
+
 /* --- listeners ----------------------------------------------------------- */
 
 enum mode { MODE_CREATE, MODE_TLI, MODE_TCP };
@@ -400,6 +433,9 @@ usage(void)
 		"  -r FILE   write \"ready PORT\" to FILE once listening (PORT 0: rpcbind)\n"
 		"  -X OFF    damage ECHO/SOURCE replies at byte OFF and SINK/MIXED checksums\n"
 		"            of data longer than OFF (to test client verification)\n"
+		"  -L LOOP   run: svc_run (default), poll (own poll() over svc_pollfd,\n"
+		"            svc_getreq_poll) or select (own select() over svc_fdset,\n"
+		"            svc_getreqset)\n"
 		"SIGTERM or SIGINT stop the server; it then exits 0.\n",
 		progname, RPCTEST_PROG, RPCTEST_VERS);
 	exit(EX_USAGE);
@@ -428,6 +464,7 @@ main(int argc, char **argv)
 	rpcprog_t prog = RPCTEST_PROG;
 	int have_port = 0;
 	enum mode mode;
+	enum { LOOP_SVC_RUN, LOOP_POLL, LOOP_SELECT } loop = LOOP_SVC_RUN;
 	SVCXPRT *xprt = NULL;
 	struct sigaction sa;
 	sigset_t stopset;
@@ -435,7 +472,7 @@ main(int argc, char **argv)
 	int status = 0;
 	int opt;
 
-	while ((opt = getopt(argc, argv, "p:a:m:P:r:X:")) != -1) {
+	while ((opt = getopt(argc, argv, "p:a:m:P:r:X:L:")) != -1) {
 		switch (opt) {
 		case 'p':
 			port = (unsigned int)parse_number(optarg, 65535);
@@ -452,6 +489,16 @@ main(int argc, char **argv)
 			break;
 		case 'r':
 			ready = optarg;
+			break;
+		case 'L':
+			if (strcmp(optarg, "svc_run") == 0)
+				loop = LOOP_SVC_RUN;
+			else if (strcmp(optarg, "poll") == 0)
+				loop = LOOP_POLL;
+			else if (strcmp(optarg, "select") == 0)
+				loop = LOOP_SELECT;
+			else
+				usage();
 			break;
 		case 'X':
 			corrupt_at = parse_number(optarg, UINT_MAX);
@@ -521,8 +568,10 @@ main(int argc, char **argv)
 	}
 	if (ready && write_ready(ready, bound_port) < 0)
 		status = 1;
-	else
+	else if (loop == LOOP_SVC_RUN)
 		svc_run();
+	else
+		own_loop(loop == LOOP_SELECT);
 	atomic_store(&svc_run_returned, 1);
 
 	if (!atomic_load(&stop_signal)) {

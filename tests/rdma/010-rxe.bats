@@ -111,3 +111,17 @@ OPS=null,echo,sink,source,mixed
 	assert_client_ran "$OPS" "$SIZES"
 	stop_server
 }
+
+@test "servers with their own poll() or select() loop serve RDMA clients too" {
+	require_rdma_device
+	require_env RXE_ADDR
+	local port loop
+	for loop in poll select; do
+		port=$(free_port)
+		start_server --shim -L "$loop" -m tli -a "$RXE_ADDR" -p "$port"
+		client --shim -m tli -h "$RXE_ADDR" -p "$port" -o "$OPS,whoami" -s 0,100,64K,1M+3
+		assert_client_ran "$OPS,whoami" 0,100,64K,1M+3
+		assert_line --regexp ' netid=rdma '
+		stop_server
+	done
+}

@@ -1,0 +1,55 @@
+#!/usr/bin/env bats
+#
+# tools/rpcrdma-bench, as far as it goes without an RDMA device: its help
+# and its usage errors, which are all answered before any VM is started.
+
+load ../helpers
+
+BENCH=$RPCRDMA_SRC_DIR/tools/rpcrdma-bench
+
+@test "rpcrdma-bench --help lists the options and every scenario" {
+	run "$BENCH" --help
+	assert_success
+	assert_line --regexp '^Usage: tools/rpcrdma-bench '
+	local opt name
+	for opt in --mtu --cpus --quick --scenario --runs; do
+		assert_line --regexp "^  $opt( |$)"
+	done
+	for name in null echo-1k echo-4000 echo-4k echo-64k echo-1m source-1m sink-1m echo-4k-x2; do
+		assert_line --regexp "^  $name +[0-9x]+ calls  "
+	done
+	run "$BENCH" -h
+	assert_success
+	assert_line --regexp '^Usage: '
+}
+
+@test "rpcrdma-bench: usage errors exit 2 with one line saying what is wrong" {
+	local -a bad
+	local args
+	bad=(
+		"--frobnicate|unknown option: --frobnicate"
+		"--scenario nosuch|unknown scenario: nosuch (known: null echo-1k "
+		"--scenario|--scenario needs a name"
+		"--mtu 576|--mtu: not an MTU from 1280 to 65535: 576"
+		"--mtu big|--mtu: not an MTU from 1280 to 65535: big"
+		"--cpus 0|--cpus: not a number from 1 to 9: 0"
+		"--runs 0|--runs: not a number from 1 to 99: 0"
+		"--runs|--runs needs a value"
+		"build extra|unexpected argument: extra"
+		"$BATS_TEST_TMPDIR/nosuchdir|no build directory $BATS_TEST_TMPDIR/nosuchdir"
+	)
+	for args in "${bad[@]}"; do
+		# shellcheck disable=SC2086 # the arguments split on purpose
+		run "$BENCH" ${args%%|*}
+		[ "$status" -eq 2 ] || fail "'${args%%|*}': exit $status, not 2: $output"
+		assert_line --index 0 --partial "rpcrdma-bench: ${args#*|}"
+		assert_line --index 1 "Try 'tools/rpcrdma-bench --help'."
+	done
+}
+
+@test "rpcrdma-bench: a build directory without the programs is refused" {
+	mkdir -p "$BATS_TEST_TMPDIR/empty"
+	run "$BENCH" --quick "$BATS_TEST_TMPDIR/empty"
+	assert_failure 1
+	assert_output --partial "is missing: build first"
+}

@@ -1,0 +1,73 @@
+#!/usr/bin/env bats
+#
+# Unmodified daemons under the shim.  rpcbind creates its listeners as
+# root, then changes to its own user; from then on the kernel refuses the
+# RDMA-CM commands of the listener's channel (they come from other
+# credentials).  The shim must notice, say so, stop the RDMA listener
+# without spinning, and leave TCP serving: RDMA clients are refused at
+# once and use TCP.
+
+load ../helpers
+
+setup() {
+	require_build
+	require_rdma_device
+	require_env RXE_ADDR
+	if timeout 5 rpcinfo -p >/dev/null 2>&1; then
+		rdma_required && fail "an rpcbind already runs: this test starts its own"
+		skip "an rpcbind already runs: this test starts its own"
+	fi
+	command -v rpcbind >/dev/null || fail "rpcbind is not installed"
+}
+
+teardown() {
+	[[ -n ${SHIM_RPCBIND_PID:-} ]] && kill "$SHIM_RPCBIND_PID" 2>/dev/null
+	[[ -n ${SHIM_RPCBIND_PID:-} ]] && wait "$SHIM_RPCBIND_PID" 2>/dev/null
+	helpers_teardown
+}
+
+# The CPU ticks (user + system) a process used so far.
+cpu_ticks() {
+	awk '{ print $14 + $15 }' "/proc/$1/stat"
+}
+
+@test "rpcbind under the shim: it drops privileges, RDMA clients get TCP at once, nothing spins" {
+	local log=$BATS_TEST_TMPDIR/rpcbind.log
+	# rpcbind itself is program 100000: let the shim try RDMA for it.
+	RPCRDMA_SHIM_RULE="rdma program 100000" LD_PRELOAD="$RPCRDMA_TEST_SHIM_LIB" \
+		rpcbind -f -w </dev/null >"$log" 2>&1 3>&- &
+	SHIM_RPCBIND_PID=$!
+	local deadline=$((SECONDS + 15))
+	until timeout 5 rpcinfo -p >/dev/null 2>&1; do
+		((SECONDS < deadline)) || fail "rpcbind did not come up: $(cat "$log")"
+		sleep 0.2
+	done
+	grep -q 'server on 0.0.0.0 port 111: RDMA listener on port 111' "$log" ||
+		fail "no RDMA listener: $(cat "$log")"
+	run ps -o user= -p "$SHIM_RPCBIND_PID"
+	refute_output root
+
+	# The first RDMA connect makes the listener find out; refused, not timed out.
+	local t0=$SECONDS
+	run --separate-stderr env RPCRDMA_SHIM_RULE="rdma program 100000" \
+		LD_PRELOAD="$RPCRDMA_TEST_SHIM_LIB" timeout 60 rpcinfo -t "$RXE_ADDR" 100000 2
+	assert_success
+	assert_output "program 100000 version 2 ready and waiting"
+	[[ $stderr == *": TCP (refused by the peer"* ]] || fail "not refused: $stderr"
+	((SECONDS - t0 < 10)) || fail "took $((SECONDS - t0)) s"
+
+	grep -q 'RDMA listener on port 111 stops: Permission denied (the process changed its credentials after creating it)' "$log" ||
+		fail "no explanation in the log: $(cat "$log")"
+
+	# Nothing left for svc_run to spin on: rpcbind stays idle.
+	local a b
+	a=$(cpu_ticks "$SHIM_RPCBIND_PID")
+	sleep 3
+	b=$(cpu_ticks "$SHIM_RPCBIND_PID")
+	((b - a <= 10)) || fail "rpcbind used $((b - a)) ticks in 3 s while idle"
+
+	# And TCP keeps serving.
+	run timeout 30 rpcinfo -p "$RXE_ADDR"
+	assert_success
+	assert_line --regexp '^ +100000 +4 +tcp +111 +portmapper$'
+}
