@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "cmp_reference.h"
 #include "guardbuf.h"
 #include "pvtdata.h"
 #include "rpcrdma_xdr.h"
@@ -359,28 +360,6 @@ check_header(struct tally *t, const uint8_t *src, size_t len, bool valid)
 		t->reencode_mismatch++;
 	else if (rpcrdma_hdr_decode(out, (size_t)n, &again) != 0)
 		t->reencode_mismatch++;
-}
-
-/* The search RFC 8797 s5.2 describes, written as plainly as possible. */
-static bool
-cmp_reference(const uint8_t *p, size_t len, struct rpcrdma_cm_pdata *pd)
-{
-	size_t off;
-
-	pd->remote_inv = false;
-	pd->send_size = 1024;
-	pd->recv_size = 1024;
-	for (off = 0; off + 8 <= len; off++) {
-		if (p[off] == 0xf6 && p[off + 1] == 0xab &&
-		    p[off + 2] == 0x0e && p[off + 3] == 0x18 &&
-		    p[off + 4] == 1) {
-			pd->remote_inv = p[off + 5] & 1;
-			pd->send_size = (p[off + 6] + 1u) * 1024;
-			pd->recv_size = (p[off + 7] + 1u) * 1024;
-			return true;
-		}
-	}
-	return false;
 }
 
 static unsigned long
