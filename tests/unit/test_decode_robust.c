@@ -24,6 +24,7 @@
 #include "check.h"
 #include "cmp_reference.h"
 #include "guardbuf.h"
+#include "rnd.h"
 #include "pvtdata.h"
 #include "rpcrdma_xdr.h"
 
@@ -31,17 +32,6 @@
 
 static struct guardbuf gb;
 static struct rpcrdma_hdr hdr, again;
-static uint64_t rng_state;
-
-/* xorshift64* */
-static uint32_t
-rnd(void)
-{
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return (uint32_t)((rng_state * 0x2545f4914f6cdd1dull) >> 32);
-}
 
 static uint32_t
 rnd_below(uint32_t n)
@@ -411,7 +401,7 @@ main(void)
 	env = getenv("RPCRDMA_ROBUST_ITERS");
 	if (env)
 		iters = strtoul(env, NULL, 0);
-	rng_state = seed ? seed : 1;
+	rnd_seed(seed);
 	printf("# seed 0x%" PRIx64 ", %lu iterations\n", seed, iters);
 
 	guardbuf_init(&gb, MAX_INPUT);
