@@ -183,23 +183,33 @@ start_server() {
 	SERVER_PIDS+=("$SERVER_PID")
 	SERVER_LOGS+=("$log")
 
+	await_ready "$SERVER_PID" "$ready" server || return 1
+	SERVER_PORT=$READY_PORT
+}
+
+# await_ready PID READY_FILE WHAT: wait (bounded by RPCTEST_READY_TIMEOUT)
+# until the background process PID writes "ready PORT" into READY_FILE;
+# sets READY_PORT.  Fails the test, naming WHAT, when the process exits
+# first or does not get ready in time (teardown then shows its log).
+await_ready() {
+	local pid=$1 ready=$2 what=$3
 	local deadline=$((SECONDS + RPCTEST_READY_TIMEOUT))
 	until [[ -s $ready ]]; do
-		if ! _alive "$SERVER_PID"; then
+		if ! _alive "$pid"; then
 			local st=0
-			wait "$SERVER_PID" 2>/dev/null || st=$?
-			_forget_pid "$SERVER_PID"
-			fail "server exited with status $st before it was ready (its log follows)"
+			wait "$pid" 2>/dev/null || st=$?
+			_forget_pid "$pid"
+			fail "$what exited with status $st before it was ready (its log follows)"
 			return 1
 		fi
 		if ((SECONDS >= deadline)); then
-			fail "server not ready after ${RPCTEST_READY_TIMEOUT}s (its log follows)"
+			fail "$what not ready after ${RPCTEST_READY_TIMEOUT}s (its log follows)"
 			return 1
 		fi
 		sleep 0.05
 	done
 	local word
-	read -r word SERVER_PORT <"$ready"
+	read -r word READY_PORT <"$ready"
 	[[ $word == ready ]] || fail "unexpected ready file: $(cat "$ready")"
 }
 

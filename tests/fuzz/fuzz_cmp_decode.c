@@ -5,30 +5,10 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "../unit/cmp_reference.h"
 #include "pvtdata.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static bool
-reference(const uint8_t *p, size_t len, struct rpcrdma_cm_pdata *pd)
-{
-	size_t off;
-
-	pd->remote_inv = false;
-	pd->send_size = 1024;
-	pd->recv_size = 1024;
-	for (off = 0; off + 8 <= len; off++) {
-		if (p[off] == 0xf6 && p[off + 1] == 0xab &&
-		    p[off + 2] == 0x0e && p[off + 3] == 0x18 &&
-		    p[off + 4] == 1) {
-			pd->remote_inv = p[off + 5] & 1;
-			pd->send_size = (p[off + 6] + 1u) * 1024;
-			pd->recv_size = (p[off + 7] + 1u) * 1024;
-			return true;
-		}
-	}
-	return false;
-}
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -38,7 +18,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	bool found;
 
 	found = rpcrdma_cmp_decode(data, size, &got);
-	if (found != reference(data, size, &want) ||
+	if (found != cmp_reference(data, size, &want) ||
 	    got.remote_inv != want.remote_inv ||
 	    got.send_size != want.send_size ||
 	    got.recv_size != want.recv_size)

@@ -49,24 +49,8 @@ start_peer() {
 	SERVER_PIDS+=("$PEER_PID")
 	SERVER_LOGS+=("$log")
 
-	local deadline=$((SECONDS + RPCTEST_READY_TIMEOUT))
-	until [[ -s $ready ]]; do
-		if ! _alive "$PEER_PID"; then
-			local st=0
-			wait "$PEER_PID" 2>/dev/null || st=$?
-			_forget_pid "$PEER_PID"
-			fail "rdma-peer exited with status $st before it listened (its output follows)"
-			return 1
-		fi
-		if ((SECONDS >= deadline)); then
-			fail "rdma-peer not listening after ${RPCTEST_READY_TIMEOUT}s (its output follows)"
-			return 1
-		fi
-		sleep 0.05
-	done
-	local word
-	read -r word PEER_PORT <"$ready"
-	[[ $word == ready ]] || fail "unexpected ready file: $(cat "$ready")"
+	await_ready "$PEER_PID" "$ready" rdma-peer || return 1
+	PEER_PORT=$READY_PORT
 }
 
 # wait_peer: the peer ends by itself (bounded); its status in PEER_STATUS

@@ -22,7 +22,9 @@
 #include <string.h>
 
 #include "check.h"
+#include "cmp_reference.h"
 #include "guardbuf.h"
+#include "rnd.h"
 #include "pvtdata.h"
 #include "rpcrdma_xdr.h"
 
@@ -30,17 +32,6 @@
 
 static struct guardbuf gb;
 static struct rpcrdma_hdr hdr, again;
-static uint64_t rng_state;
-
-/* xorshift64* */
-static uint32_t
-rnd(void)
-{
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return (uint32_t)((rng_state * 0x2545f4914f6cdd1dull) >> 32);
-}
 
 static uint32_t
 rnd_below(uint32_t n)
@@ -361,28 +352,6 @@ check_header(struct tally *t, const uint8_t *src, size_t len, bool valid)
 		t->reencode_mismatch++;
 }
 
-/* The search RFC 8797 s5.2 describes, written as plainly as possible. */
-static bool
-cmp_reference(const uint8_t *p, size_t len, struct rpcrdma_cm_pdata *pd)
-{
-	size_t off;
-
-	pd->remote_inv = false;
-	pd->send_size = 1024;
-	pd->recv_size = 1024;
-	for (off = 0; off + 8 <= len; off++) {
-		if (p[off] == 0xf6 && p[off + 1] == 0xab &&
-		    p[off + 2] == 0x0e && p[off + 3] == 0x18 &&
-		    p[off + 4] == 1) {
-			pd->remote_inv = p[off + 5] & 1;
-			pd->send_size = (p[off + 6] + 1u) * 1024;
-			pd->recv_size = (p[off + 7] + 1u) * 1024;
-			return true;
-		}
-	}
-	return false;
-}
-
 static unsigned long
 check_pvtdata(unsigned long iters, unsigned long *found)
 {
@@ -432,7 +401,7 @@ main(void)
 	env = getenv("RPCRDMA_ROBUST_ITERS");
 	if (env)
 		iters = strtoul(env, NULL, 0);
-	rng_state = seed ? seed : 1;
+	rnd_seed(seed);
 	printf("# seed 0x%" PRIx64 ", %lu iterations\n", seed, iters);
 
 	guardbuf_init(&gb, MAX_INPUT);

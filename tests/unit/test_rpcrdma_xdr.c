@@ -11,6 +11,7 @@
 
 #include "check.h"
 #include "guardbuf.h"
+#include "rnd.h"
 #include "rpcrdma_xdr.h"
 
 #define CHECK_RC(got, want, ...)                                          \
@@ -1047,18 +1048,6 @@ test_long_call_with_data_chunk(void)
 				 (size_t)c[0].length, c + 1, 1, "data!");
 	CHECK(n == (ssize_t)sizeof(want) && memcmp(out, want, sizeof(want)) == 0,
 	      "data chunk inserted into the position-zero chunk's call");
-}
-
-/* xorshift64*, deterministic. */
-static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-
-static uint32_t
-rnd(void)
-{
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return (uint32_t)((rng_state * 0x2545f4914f6cdd1dull) >> 32);
 }
 
 /*
