@@ -690,11 +690,18 @@ rdma_conn_accept(struct rdma_cm_id *id, const struct rdma_conn_param *req,
 	memset(&param, 0, sizeof(param));
 	param.private_data = pdata;
 	param.private_data_len = sizeof(pdata);
-	/* Reads we issue are bounded by what the client can answer. */
+	/*
+	 * The request's parameters are already seen from our side: its
+	 * initiator_depth is how many RDMA Reads the client will answer
+	 * (its responder resources), its responder_resources the Reads the
+	 * client may issue.  The Linux client offers 0 / N: it never reads
+	 * from us, and answers N Reads (RFC 8166 s4.3.1: Read chunks need
+	 * them).  Reads we issue are bounded by what the client answers.
+	 */
 	c->initiator_depth = rd_atom_accept(c->dev->attr.max_qp_init_rd_atom,
-				     req->responder_resources);
+					    req->initiator_depth);
 	c->responder_resources = rd_atom_accept(c->dev->attr.max_qp_rd_atom,
-					 req->initiator_depth);
+						req->responder_resources);
 	param.initiator_depth = c->initiator_depth;
 	param.responder_resources = c->responder_resources;
 	param.retry_count = 6;

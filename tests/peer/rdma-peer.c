@@ -274,7 +274,8 @@ struct opts {
 	unsigned int quiet_ms;
 	unsigned int connections;
 	bool keep_chunks;
-	int rd_atom;			/* call: -1, or what the connect offers */
+	int rd_init;			/* call: -1, or the connect's initiator_depth */
+	int rd_resp;			/* call: -1, or its responder_resources */
 	const char *ready;
 	char **cases;
 	int ncases;
@@ -304,9 +305,11 @@ usage(void)
 		"                        (default %d)\n"
 		"  --connections N       serve: end after N connections closed (accept,\n"
 		"                        rkey-after-reply) or N requests rejected (default 1)\n"
-		"  --rd-atom N           call: offer N as both responder_resources and\n"
-		"                        initiator_depth in the connect (default: what\n"
-		"                        the device allows, at most 8)\n"
+		"  --rd-atom N|I:R       call: the connect's initiator_depth (RDMA Reads\n"
+		"                        we may issue) and responder_resources (Reads we\n"
+		"                        answer): N for both, or I and R (the Linux\n"
+		"                        client connects with 0:N); default: what the\n"
+		"                        device allows, at most 8\n"
 		"  --keep-chunks         call: leave the memory of each call's chunks\n"
 		"                        registered after its answer (a careless client)\n"
 		"  -r, --ready FILE      serve: write \"ready PORT\" to FILE once listening\n"
@@ -364,6 +367,25 @@ parse_bytes(const char *s, char **end, uint32_t *out_bytes)
 		return false;
 	*out_bytes = (uint32_t)v;
 	return true;
+}
+
+/* --rd-atom N (both) or I:R (initiator_depth:responder_resources). */
+static void
+parse_rd_atom(struct opts *o, const char *s)
+{
+	const char *colon = strchr(s, ':');
+	char first[16];
+
+	if (!colon) {
+		o->rd_init = o->rd_resp = (int)parse_number(s, 255);
+		return;
+	}
+	if ((size_t)(colon - s) >= sizeof(first))
+		usage_error("--rd-atom", s);
+	memcpy(first, s, (size_t)(colon - s));
+	first[colon - s] = '\0';
+	o->rd_init = (int)parse_number(first, 255);
+	o->rd_resp = (int)parse_number(colon + 1, 255);
 }
 
 static void
@@ -446,7 +468,7 @@ parse_options(struct opts *o, int argc, char **argv)
 	o->answer_ms = DEFAULT_ANSWER_MS;
 	o->quiet_ms = DEFAULT_QUIET_MS;
 	o->connections = 1;
-	o->rd_atom = -1;
+	o->rd_init = o->rd_resp = -1;
 
 	argc--;
 	argv++;
@@ -493,7 +515,7 @@ parse_options(struct opts *o, int argc, char **argv)
 			o->keep_chunks = true;
 			break;
 		case OPT_RDATOM:
-			o->rd_atom = (int)parse_number(optarg, 255);
+			parse_rd_atom(o, optarg);
 			break;
 		case OPT_CONNS:
 			o->connections = (unsigned int)parse_number(optarg, 100000);
@@ -1954,10 +1976,15 @@ client_connect(const struct opts *o)
 							ev->param.conn.private_data,
 							ev->param.conn.private_data_len,
 							&c->peer_pd);
-			/* What the accept granted, against what we offered. */
-			out("server_accept initiator_depth=%u responder_resources=%u offered_initiator_depth=%u offered_responder_resources=%u",
-			    ev->param.conn.initiator_depth,
-			    ev->param.conn.responder_resources, c->initiator_depth,
+			/*
+			 * What the accept granted, against what we offered.
+			 * The event gives the accept's values from our side:
+			 * its initiator_depth is the Reads we may issue (the
+			 * server's responder resources), and the other way.
+			 */
+			out("server_accept server_initiator_depth=%u server_responder_resources=%u offered_initiator_depth=%u offered_responder_resources=%u",
+			    ev->param.conn.responder_resources,
+			    ev->param.conn.initiator_depth, c->initiator_depth,
 			    c->responder_resources);
 		}
 		rdma_ack_cm_event(ev);
@@ -1977,9 +2004,9 @@ client_connect(const struct opts *o)
 			memset(&param, 0, sizeof(param));
 			param.private_data_len = build_pdata(o, pdata);
 			param.private_data = param.private_data_len ? pdata : NULL;
-			if (o->rd_atom >= 0) {
-				c->responder_resources = (uint8_t)o->rd_atom;
-				c->initiator_depth = (uint8_t)o->rd_atom;
+			if (o->rd_init >= 0) {
+				c->initiator_depth = (uint8_t)o->rd_init;
+				c->responder_resources = (uint8_t)o->rd_resp;
 			}
 			param.responder_resources = c->responder_resources;
 			param.initiator_depth = c->initiator_depth;

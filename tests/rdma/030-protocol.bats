@@ -106,23 +106,34 @@ assert_calls_within() {
 }
 
 @test "the shim server's accept grants no more RDMA Reads than the client offered to serve" {
-	local port n
+	local port offer init resp line
 	port=$(free_port)
 	start_server --shim -m tli -a "$RXE_ADDR" -p "$port"
 
-	# The accept's initiator_depth (Reads the server may have in flight
-	# against the client) must not exceed the connect's
-	# responder_resources, nor its responder_resources the connect's
-	# initiator_depth: the client's queue pair is set up for no more.
-	for n in 4 1 0; do
-		peer_call -a "$RXE_ADDR" -p "$port" --rd-atom "$n" null
+	# I:R is the connect's initiator_depth (Reads the client issues) and
+	# responder_resources (Reads it answers).  The server may have no
+	# more Reads in flight than the client answers, and must answer as
+	# many as the client issues.  0:16 is how the Linux client connects:
+	# Read chunks (its NFS WRITEs) must work then.  A client answering no
+	# Reads gets BADHEADER for a Read chunk, and its connection goes on.
+	for offer in 0:16 3:5 4:1 16:0; do
+		init=${offer%:*} resp=${offer#*:}
+		if ((resp > 0)); then
+			peer_call -a "$RXE_ADDR" -p "$port" --rd-atom "$offer" null sink:8000+read echo:100
+		else
+			peer_call -a "$RXE_ADDR" -p "$port" --rd-atom "$offer" null sink:8000+read=badheader echo:100
+		fi
 		assert_success
-		local line
 		line=$(grep '^server_accept ' <<<"$output")
-		[[ $line =~ initiator_depth=([0-9]+)\ responder_resources=([0-9]+) ]] ||
+		[[ $line =~ server_initiator_depth=([0-9]+)\ server_responder_resources=([0-9]+) ]] ||
 			fail "no server_accept line: $output"
-		((BASH_REMATCH[1] <= n && BASH_REMATCH[2] <= n)) ||
-			fail "offered $n/$n, the accept took initiator_depth=${BASH_REMATCH[1]} responder_resources=${BASH_REMATCH[2]}"
+		((BASH_REMATCH[1] <= resp && BASH_REMATCH[2] <= init)) ||
+			fail "offered $offer, the accept took initiator_depth=${BASH_REMATCH[1]} responder_resources=${BASH_REMATCH[2]}"
+		((resp == 0 || BASH_REMATCH[1] >= 1)) ||
+			fail "offered $offer: the server took no Read resources: $line"
+		((init == 0 || BASH_REMATCH[2] >= 1)) ||
+			fail "offered $offer: the server answers no Reads: $line"
+		assert_line --regexp '^summary cases=3 ok=3 '
 	done
 	stop_server
 }
