@@ -19,6 +19,8 @@ struct shim_real shim_real;
 __thread int shim_busy;
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+static pthread_once_t fd_once = PTHREAD_ONCE_INIT;
+static struct shim_real_fd real_fd;
 static struct shim_config config;
 
 static void *
@@ -28,7 +30,7 @@ real_sym(const char *name)
 
 	if (!sym) {
 		/* Without the real function nothing can work, not even TCP. */
-		fprintf(stderr, "rpcrdma-shim: cannot find %s in libtirpc: %s\n",
+		fprintf(stderr, "rpcrdma-shim: cannot find the real %s: %s\n",
 			name, dlerror());
 		abort();
 	}
@@ -36,11 +38,41 @@ real_sym(const char *name)
 }
 
 /* dlsym() returns an object pointer; copy it into the function pointer. */
-#define REAL_SYM(name)                                                  \
+#define REAL_SYM_TO(table, field, name)                                 \
 	do {                                                            \
-		void *sym_ = real_sym(#name);                           \
-		memcpy(&shim_real.name, &sym_, sizeof(sym_));           \
+		void *sym_ = real_sym(name);                            \
+		memcpy(&(table).field, &sym_, sizeof(sym_));            \
 	} while (0)
+#define REAL_SYM(name) REAL_SYM_TO(shim_real, name, #name)
+
+static void
+fd_once_fn(void)
+{
+	int saved_errno = errno;
+
+	REAL_SYM_TO(real_fd, getsockopt, "getsockopt");
+	REAL_SYM_TO(real_fd, setsockopt, "setsockopt");
+	REAL_SYM_TO(real_fd, getsockname, "getsockname");
+	REAL_SYM_TO(real_fd, getpeername, "getpeername");
+	REAL_SYM_TO(real_fd, fstat, "fstat");
+	REAL_SYM_TO(real_fd, fstat64, "fstat64");
+	/* Only binaries built before glibc 2.33 call these: optional. */
+	{
+		void *fx = dlsym(RTLD_NEXT, "__fxstat");
+		void *fx64 = dlsym(RTLD_NEXT, "__fxstat64");
+
+		memcpy(&real_fd.fxstat, &fx, sizeof(fx));
+		memcpy(&real_fd.fxstat64, &fx64, sizeof(fx64));
+	}
+	errno = saved_errno;
+}
+
+const struct shim_real_fd *
+shim_real_fd(void)
+{
+	pthread_once(&fd_once, fd_once_fn);
+	return &real_fd;
+}
 
 static void
 init_once_fn(void)

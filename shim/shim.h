@@ -23,6 +23,27 @@ struct shim_real {
 extern struct shim_real shim_real;
 
 /*
+ * The real socket and status calls, for descriptors that are not the
+ * shim's.  Filled on first use, apart from shim_init(): a program that
+ * never makes an RPC call pays nothing for them.  Status buffers are
+ * untyped here: struct stat's name depends on _FILE_OFFSET_BITS.
+ */
+struct shim_real_fd {
+	int (*getsockopt)(int fd, int level, int name, void *val,
+			  socklen_t *len);
+	int (*setsockopt)(int fd, int level, int name, const void *val,
+			  socklen_t len);
+	int (*getsockname)(int fd, struct sockaddr *sa, socklen_t *len);
+	int (*getpeername)(int fd, struct sockaddr *sa, socklen_t *len);
+	int (*fstat)(int fd, void *st);
+	int (*fstat64)(int fd, void *st);
+	int (*fxstat)(int ver, int fd, void *st);
+	int (*fxstat64)(int ver, int fd, void *st);
+};
+
+const struct shim_real_fd *shim_real_fd(void);
+
+/*
  * Every hook may be the first call into the library: each calls this.  It
  * fills the table, loads the configuration and opens the log, once.
  */

@@ -30,6 +30,7 @@
 #include "hooks.h"
 #include "rpcrdma_xdr.h"
 #include "sockaddr.h"
+#include "sockfd.h"
 #include "svc_rdma.h"
 #include "xdr_grow.h"
 
@@ -980,6 +981,7 @@ sc_destroy(SVCXPRT *xprt)
 	}
 	shim_log(SHIM_LOG_DEBUG, "server: connection closed");
 	shim_stats_close(sc->stats);
+	sockfd_del(xprt->xp_fd);
 	if (sc->conn) {
 		rdma_conn_disconnect(sc->conn);
 		/* Read targets are released once the queue pair is gone. */
@@ -1111,6 +1113,10 @@ on_connect_request(struct svc_rdma_listener *lst, struct rdma_cm_event *ev)
 	if (!set_addrs(&sc->xprt, (struct sockaddr *)&sc->laddr,
 		       (struct sockaddr *)&sc->raddr))
 		goto out_free;
+	/* Programs see xp_fd as the TCP socket of this peer would be. */
+	if (sockfd_add(sc->xprt.xp_fd, (struct sockaddr *)&sc->laddr,
+		       (struct sockaddr *)&sc->raddr))
+		goto out_free;
 	id->context = sc;
 	sc->next = lst->conns;
 	lst->conns = sc;
@@ -1179,6 +1185,7 @@ lst_fail(struct svc_rdma_listener *lst, int err)
 	for (sc = lst->conns; sc; sc = sc->next)
 		if (sc->conn)
 			rdma_conn_set_dead(sc->conn, err);
+	sockfd_del(lst->ech->fd);
 	close(lst->ech->fd);
 	lst->ech->fd = -1;
 }
@@ -1254,6 +1261,8 @@ lst_free(struct svc_rdma_listener *lst)
 {
 	while (lst->conns)
 		sc_destroy(&lst->conns->xprt);
+	if (lst->ech)
+		sockfd_del(lst->ech->fd);
 	if (lst->id)
 		rdma_destroy_id(lst->id);
 	if (lst->ech)
@@ -1406,7 +1415,8 @@ svc_rdma_listen(SVCXPRT *tcp_xprt, const struct sockaddr *addr, u_int sendsz,
 	lst->xprt.xp_p3 = lst->ext;
 	lst->xprt.xp_verf = _null_auth;
 	lst->xprt.xp_type = NC_TPI_COTS_ORD;
-	if (!set_addrs(&lst->xprt, addr, NULL)) {
+	if (!set_addrs(&lst->xprt, addr, NULL) ||
+	    sockfd_add(lst->xprt.xp_fd, addr, NULL)) {
 		err = ENOMEM;
 		goto out_free;
 	}

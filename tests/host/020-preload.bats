@@ -20,13 +20,26 @@ tirpc_binds_to_shim() {
 $(grep -F "\`$name'" "$file")"
 }
 
-@test "the library exports exactly clnt_vc_create and svc_vc_create" {
+@test "the library exports exactly the transport constructors and the socket calls it answers" {
 	run nm -D --defined-only "$RPCRDMA_TEST_SHIM_LIB"
 	assert_success
 	local names
 	names=$(awk 'NF >= 3 { print $3 }' <<<"$output" | sort | tr '\n' ' ')
-	[ "$names" = "clnt_vc_create svc_vc_create " ] ||
+	[ "$names" = "__fxstat __fxstat64 clnt_vc_create fstat fstat64 getpeername getsockname getsockopt setsockopt svc_vc_create " ] ||
 		fail "exported: $names"
+}
+
+@test "socket calls on ordinary descriptors are the real ones under the shim" {
+	local port
+	port=$(free_port)
+	# The server under the shim (TCP only here: no RDMA device) reports
+	# what getsockopt, setsockopt, getsockname, getpeername and fstat say
+	# of its connection's descriptor: a real TCP socket's answers.
+	start_server --shim -m tli -a 127.0.0.1 -p "$port"
+	client -m tli -h 127.0.0.1 -p "$port" -o whoami
+	assert_client_ran whoami ""
+	assert_line --regexp "^whoami caller=127\.0\.0\.1\.[0-9.]+ .* netid=tcp xp_fd=type:stream,domain:inet,protocol:tcp,sock:yes,nodelay:1,local:127\.0\.0\.1\.$port,peer:127\.0\.0\.1\.[0-9]+ "
+	stop_server
 }
 
 @test "shim on the client only: tli, tcp and tcp6 clients, byte-exact" {

@@ -490,8 +490,9 @@ do_whoami(CLIENT *clnt, size_t size, uint64_t seed, const struct options *o)
 
 	local = local_uaddr(clnt);
 	if (!o->quiet) {
-		printf("whoami caller=%s local=%s netid=%s", res->caller,
-		       local ? local : "?", res->netid[0] ? res->netid : "-");
+		printf("whoami caller=%s local=%s netid=%s xp_fd=%s", res->caller,
+		       local ? local : "?", res->netid[0] ? res->netid : "-",
+		       res->xp_fd);
 		if (res->flavor == AUTH_SYS)
 			printf(" cred=AUTH_SYS uid=%u gid=%u machine=%s\n",
 			       res->uid, res->gid, res->machine);

@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -27,6 +28,7 @@
 #include <string.h>
 #include <sys/select.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -178,6 +180,71 @@ caller_uaddr(SVCXPRT *xprt)
 	return uaddr ? uaddr : strdup("");
 }
 
+/* "ADDR.PORT" (ports in decimal) for an IPv4 or IPv6 address. */
+static void
+sockaddr_text(const struct sockaddr_storage *ss, char *buf, size_t len)
+{
+	char a[INET6_ADDRSTRLEN] = "?";
+	unsigned int port = 0;
+
+	if (ss->ss_family == AF_INET) {
+		const struct sockaddr_in *sin = (const void *)ss;
+
+		inet_ntop(AF_INET, &sin->sin_addr, a, sizeof(a));
+		port = ntohs(sin->sin_port);
+	} else if (ss->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *sin6 = (const void *)ss;
+
+		inet_ntop(AF_INET6, &sin6->sin6_addr, a, sizeof(a));
+		port = ntohs(sin6->sin6_port);
+	}
+	snprintf(buf, len, "%s.%u", a, port);
+}
+
+/*
+ * What a server that inspects its transport's descriptor learns: the
+ * socket type, domain and protocol, whether fstat calls it a socket,
+ * TCP_NODELAY set and read back, and the two addresses.
+ */
+static char *
+xp_fd_report(int fd)
+{
+	struct sockaddr_storage name, peer;
+	socklen_t len, nlen = sizeof(name), plen = sizeof(peer);
+	int type = -1, domain = -1, proto = -1, nodelay = 1;
+	char n[80] = "-", p[80] = "-", *out = NULL;
+	struct stat st;
+
+	len = sizeof(type);
+	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) < 0)
+		type = -1;
+	len = sizeof(domain);
+	if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) < 0)
+		domain = -1;
+	len = sizeof(proto);
+	if (getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &len) < 0)
+		proto = -1;
+	if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &nodelay, sizeof(nodelay)) < 0)
+		nodelay = -1;
+	else {
+		len = sizeof(nodelay);
+		if (getsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &nodelay, &len) < 0)
+			nodelay = -1;
+	}
+	if (getsockname(fd, (struct sockaddr *)&name, &nlen) == 0)
+		sockaddr_text(&name, n, sizeof(n));
+	if (getpeername(fd, (struct sockaddr *)&peer, &plen) == 0)
+		sockaddr_text(&peer, p, sizeof(p));
+	if (asprintf(&out, "type:%s,domain:%s,protocol:%s,sock:%s,nodelay:%d,local:%s,peer:%s",
+		     type == SOCK_STREAM ? "stream" : type == SOCK_DGRAM ? "dgram" : "?",
+		     domain == AF_INET ? "inet" : domain == AF_INET6 ? "inet6" : "?",
+		     proto == IPPROTO_TCP ? "tcp" : proto == IPPROTO_UDP ? "udp" : "?",
+		     fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode) ? "yes" : "no",
+		     nodelay, n, p) < 0)
+		return NULL;
+	return out;
+}
+
 rpctest_whoami_res *
 rpctest_whoami_1_svc(struct svc_req *rqstp)
 {
@@ -199,7 +266,8 @@ rpctest_whoami_1_svc(struct svc_req *rqstp)
 	res.caller = caller_uaddr(rqstp->rq_xprt);
 	res.netid = strdup(rqstp->rq_xprt->xp_netid ? rqstp->rq_xprt->xp_netid : "");
 	res.machine = strdup(machine);
-	if (!res.caller || !res.netid || !res.machine) {
+	res.xp_fd = xp_fd_report(rqstp->rq_xprt->xp_fd);
+	if (!res.caller || !res.netid || !res.machine || !res.xp_fd) {
 		svcerr_systemerr(rqstp->rq_xprt);
 		return NULL;
 	}
