@@ -4,7 +4,7 @@
 #include <arpa/inet.h>
 #include <stdio.h>
 
-#include "sockaddr.h"
+#include "common/sockaddr.h"
 
 void
 sa_format_addr(const struct sockaddr *sa, char *buf, size_t len)

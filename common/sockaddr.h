@@ -1,8 +1,8 @@
 /*
  * IPv4 and IPv6 socket addresses: size, port, and a printable form.
  */
-#ifndef TRANSPORT_SOCKADDR_H
-#define TRANSPORT_SOCKADDR_H
+#ifndef COMMON_SOCKADDR_H
+#define COMMON_SOCKADDR_H
 
 #include <netinet/in.h>
 #include <stddef.h>

@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "stats.h"
+#include "common/stats.h"
 
 static pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct shim_stats_file *stats;	/* NULL until the first transport */

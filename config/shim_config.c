@@ -19,13 +19,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* The generated build configuration (not config/config.h beside this file). */
-#include <config.h>
-#include "config/config.h"
-
-#ifndef SHIM_DEFAULT_INLINE_SIZE
-#error "the generated config.h was not found first on the include path"
-#endif
+#include <config.h>	/* generated: SHIM_DEFAULT_* */
+#include "config/shim_config.h"
 
 #define RPCBIND_PROG 100000u
 
@@ -1302,6 +1297,41 @@ shim_config_init_defaults(struct shim_config *cfg)
 	cfg->remote_invalidate = true;
 	cfg->log_level = SHIM_LOG_INFO;
 	cfg->log_dest = SHIM_LOG_TO_STDERR;
+}
+
+_Static_assert(SHIM_CONFIG_PATH_MAX <= SHIM_LOG_PATH_MAX,
+	       "the sink keeps every log path the configuration accepts");
+
+void
+shim_log_open(const struct shim_config *cfg, const char *progname)
+{
+	int err;
+
+	if (!cfg) {
+		shim_log_setup(SHIM_LOG_INFO, SHIM_LOG_TO_STDERR, NULL, progname);
+		return;
+	}
+	err = shim_log_setup(cfg->log_level, cfg->log_dest, cfg->log_path,
+			     progname);
+	if (err)
+		shim_log(SHIM_LOG_WARN, "log = %s: cannot open: %s; logging to "
+			 "stderr", cfg->log_path, strerror(err));
+}
+
+void
+shim_log_config_messages(const struct shim_config *cfg)
+{
+	for (size_t i = 0; i < cfg->nmsgs; i++)
+		shim_log(cfg->msgs[i].level, "%s", cfg->msgs[i].text);
+	if (cfg->msgs_dropped)
+		shim_log(SHIM_LOG_ERROR, "%zu more configuration messages not "
+			 "shown", cfg->msgs_dropped);
+	if (cfg->source[0])
+		shim_log(SHIM_LOG_DEBUG, "configuration read from %s",
+			 cfg->source);
+	else
+		shim_log(SHIM_LOG_DEBUG, "no configuration file; defaults and "
+			 "environment only");
 }
 
 void

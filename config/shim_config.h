@@ -25,13 +25,15 @@
  *	                         TCP and REQUIRE fails the create.  A rule that
  *	                         chooses TCP is obeyed in every mode.
  */
-#ifndef CONFIG_CONFIG_H
-#define CONFIG_CONFIG_H
+#ifndef CONFIG_SHIM_CONFIG_H
+#define CONFIG_SHIM_CONFIG_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
+
+#include "common/log.h"
 
 /* Where the system-wide files live; the search order is in shim_config_load. */
 #define SHIM_CONFIG_SYSDIR "/etc/rpcrdma-shim"
@@ -61,20 +63,6 @@ enum shim_mode {
 enum shim_action {
 	SHIM_ACTION_RDMA,
 	SHIM_ACTION_TCP,
-};
-
-/* Ordered: a message is shown when its level is <= the configured one. */
-enum shim_log_level {
-	SHIM_LOG_ERROR,
-	SHIM_LOG_WARN,
-	SHIM_LOG_INFO,
-	SHIM_LOG_DEBUG,
-};
-
-enum shim_log_dest {
-	SHIM_LOG_TO_STDERR,
-	SHIM_LOG_TO_SYSLOG,
-	SHIM_LOG_TO_FILE,
 };
 
 /*
@@ -227,5 +215,19 @@ const char *shim_config_log_level_name(enum shim_log_level level);
 
 /* Release what *cfg holds and leave the defaults in it. */
 void shim_config_free(struct shim_config *cfg);
+
+/*
+ * Set the log sink (common/log.h) up from cfg's log_level and log (NULL:
+ * the defaults).  progname is the name in every line (NULL:
+ * program_invocation_short_name).  A file that cannot be opened gives one
+ * warning on stderr, and stderr is used instead.
+ */
+void shim_log_open(const struct shim_config *cfg, const char *progname);
+
+/*
+ * Log the messages a configuration keeps, each at its level, and how many
+ * more were only counted; then, at debug level, the file that was read.
+ */
+void shim_log_config_messages(const struct shim_config *cfg);
 
 #endif

@@ -13,14 +13,14 @@
 
 #include <uthash.h>
 
-#include "config/log.h"
+#include "common/log.h"
+#include "common/sockaddr.h"
+#include "common/stats.h"
 #include "negcache.h"
 #include "peer.h"
 #include "shim.h"
 #include "transport/clnt_rdma.h"
 #include "transport/hooks.h"
-#include "transport/sockaddr.h"
-#include "transport/stats.h"
 #include "transport/svc_rdma.h"
 
 /* ------------------------------------------------------------------ */

@@ -26,10 +26,10 @@
 #include <rpc/svc_mt.h>
 #include <uthash.h>
 
-#include "config/log.h"
+#include "common/log.h"
+#include "common/sockaddr.h"
 #include "hooks.h"
 #include "rpcrdma_xdr.h"
-#include "sockaddr.h"
 #include "sockfd.h"
 #include "svc_rdma.h"
 #include "xdr_grow.h"

@@ -20,9 +20,9 @@
 #include <unistd.h>
 
 #include <config.h>	/* generated: SHIM_DEFAULT_* */
-#include "config/config.h"
-#include "config/log.h"
 #include "check.h"
+#include "common/log.h"
+#include "config/shim_config.h"
 
 #define CHECK_STR(got, want, ...)                                         \
 	do {                                                              \

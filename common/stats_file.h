@@ -1,0 +1,100 @@
+/*
+ * The statistics file: its layout is shared by the shim, which writes it
+ * (common/stats.h), and rpcrdma-stat(1), which reads it.
+ *
+ * Each process that creates a transport maps one file,
+ * /dev/shm/rpcrdma-shim.<uid>.<pid> (POSIX shared memory, mode 0600: a user
+ * sees their own processes, root sees all), holding one struct
+ * shim_stats_file.  The shim writes it with relaxed atomic stores and adds
+ * only; readers copy it and tolerate a slot changing under them.  The file
+ * goes away when the process exits; a reader ignores (and, when it owns
+ * them, removes) files of processes that are gone.
+ *
+ * The layout is versioned: append fields, bump SHIM_STATS_VERSION when
+ * the meaning of a field changes.
+ */
+#ifndef COMMON_STATS_FILE_H
+#define COMMON_STATS_FILE_H
+
+#include <stdint.h>
+
+#define SHIM_STATS_MAGIC 0x5453534d41445052ull	/* "RPDAMSST" */
+#define SHIM_STATS_VERSION 1
+#define SHIM_STATS_SLOTS 256
+#define SHIM_STATS_REASONS 16
+#define SHIM_STATS_PREFIX "rpcrdma-shim."	/* + "<uid>.<pid>" */
+
+enum shim_stats_state {
+	SHIM_STATS_FREE = 0,
+	SHIM_STATS_LIVE = 1,
+	SHIM_STATS_CLAIMED = 2,		/* being filled in */
+};
+
+enum shim_stats_role {
+	SHIM_STATS_CLIENT = 1,
+	SHIM_STATS_LISTENER = 2,	/* a server's TCP rendezvous (and RDMA listener) */
+	SHIM_STATS_SERVER = 3,		/* one accepted RDMA connection */
+};
+
+enum shim_stats_transport {
+	SHIM_STATS_RDMA = 1,
+	SHIM_STATS_TCP = 2,
+};
+
+/* An address without the variable size of struct sockaddr. */
+struct shim_stats_addr {
+	uint16_t family;		/* AF_INET, AF_INET6, 0: none */
+	uint16_t port;			/* host order */
+	uint8_t addr[16];
+};
+
+/* One transport: a client, a listener, a server-side connection. */
+struct shim_stats_conn {
+	uint32_t state;			/* enum shim_stats_state */
+	uint32_t role;			/* enum shim_stats_role */
+	uint32_t transport;		/* enum shim_stats_transport */
+	uint32_t reason;		/* TCP: why (enum rdma_fail) */
+	uint32_t prog, vers;		/* clients: the RPC program */
+	struct shim_stats_addr peer;
+	struct shim_stats_addr local;
+	uint16_t rdma_port;		/* listeners: the RDMA port, 0: none */
+	uint16_t pad;
+	/* RDMA: what the connection negotiated. */
+	uint32_t inline_send;		/* our inline threshold (RFC 8797 s4.2) */
+	uint32_t inline_recv;		/* the peer's */
+	uint32_t credits;		/* granted (clients: last seen) */
+	uint32_t rinv;			/* remote invalidation on */
+	uint32_t peer_pdata;		/* the peer sent RFC 8797 private data */
+	uint64_t created;		/* CLOCK_REALTIME seconds */
+	/* Counters; TCP clients count calls, errors and timeouts only. */
+	uint64_t calls;
+	uint64_t errors;		/* calls that did not return RPC_SUCCESS */
+	uint64_t timeouts;
+	uint64_t bytes_out;		/* RPC messages sent, octets */
+	uint64_t bytes_in;		/* RPC messages received, octets */
+	uint64_t long_out;		/* sent through chunks */
+	uint64_t long_in;		/* received through chunks */
+	uint64_t rdma_errors;		/* RDMA_ERROR sent or received */
+	uint64_t connections;		/* listeners: connections accepted */
+};
+
+struct shim_stats_file {
+	uint64_t magic;
+	uint32_t version;
+	uint32_t size;			/* sizeof(struct shim_stats_file) */
+	int32_t pid;
+	uint32_t uid;
+	uint64_t started;		/* CLOCK_REALTIME seconds */
+	char prog[64];			/* program_invocation_short_name */
+	char config[256];		/* the configuration file read, or "" */
+	uint32_t mode;			/* enum shim_mode */
+	uint32_t bad_config;
+	/* Transports kept on TCP, by reason (enum rdma_fail). */
+	uint64_t fallbacks[SHIM_STATS_REASONS];
+	uint64_t rdma_transports;	/* transports that ran over RDMA */
+	uint32_t nslots;
+	uint32_t pad;
+	struct shim_stats_conn slots[SHIM_STATS_SLOTS];
+};
+
+#endif
