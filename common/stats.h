@@ -44,7 +44,4 @@ shim_stats_add(uint64_t *counter, uint64_t n)
 void shim_stats_describe(const char *prog, const char *config,
 			 unsigned int mode, bool bad_config);
 
-/* Address conversion shared by writer and reader. */
-void shim_stats_addr_from(struct shim_stats_addr *a, const struct sockaddr *sa);
-
 #endif

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include <config.h>	/* generated: SHIM_DEFAULT_* */
+#include "common/sockaddr.h"
 #include "config/shim_config.h"
 
 #define RPCBIND_PROG 100000u
@@ -1119,43 +1120,6 @@ static const struct shim_rule default_rule = {
 	.origin = default_origin,
 };
 
-/* A socket address as (family, 16 bytes, port); IPv4-mapped IPv6 as IPv4. */
-struct norm_addr {
-	sa_family_t family;
-	uint8_t addr[16];
-	uint16_t port;
-};
-
-static bool
-norm_addr(const struct sockaddr *sa, struct norm_addr *na)
-{
-	memset(na, 0, sizeof(*na));
-	if (!sa)
-		return false;
-	if (sa->sa_family == AF_INET) {
-		const struct sockaddr_in *sin = (const struct sockaddr_in *)sa;
-
-		na->family = AF_INET;
-		memcpy(na->addr, &sin->sin_addr, 4);
-		na->port = ntohs(sin->sin_port);
-		return true;
-	}
-	if (sa->sa_family == AF_INET6) {
-		const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)sa;
-
-		na->port = ntohs(sin6->sin6_port);
-		if (IN6_IS_ADDR_V4MAPPED(&sin6->sin6_addr)) {
-			na->family = AF_INET;
-			memcpy(na->addr, sin6->sin6_addr.s6_addr + 12, 4);
-		} else {
-			na->family = AF_INET6;
-			memcpy(na->addr, sin6->sin6_addr.s6_addr, 16);
-		}
-		return true;
-	}
-	return false;
-}
-
 static bool
 prefix_match(const uint8_t *a, const uint8_t *b, unsigned int bits)
 {
@@ -1172,7 +1136,7 @@ prefix_match(const uint8_t *a, const uint8_t *b, unsigned int bits)
 
 static bool
 rule_matches(const struct shim_rule *r, bool server, uint32_t prog,
-	     uint32_t vers, const struct norm_addr *na, bool have_addr)
+	     uint32_t vers, const struct peer_key *na, bool have_addr)
 {
 	if (server && (r->nprogs || r->has_vers))
 		return false;
@@ -1199,9 +1163,12 @@ decide(const struct shim_config *cfg, bool server, uint32_t prog,
        uint32_t vers, const struct sockaddr *sa, const struct shim_rule **why)
 {
 	const struct shim_rule *r = &default_rule;
-	struct norm_addr na;
-	bool have_addr = norm_addr(sa, &na);
+	struct peer_key na;
+	bool have_addr = peer_key_from(&na, sa);
 	size_t i;
+
+	/* Rules keep IPv4-mapped addresses as IPv4: peers are matched so. */
+	peer_key_unmap(&na);
 
 	for (i = 0; i < cfg->nrules; i++) {
 		if (rule_matches(&cfg->rules[i], server, prog, vers, &na,

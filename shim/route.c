@@ -17,7 +17,6 @@
 #include "common/sockaddr.h"
 #include "common/stats.h"
 #include "negcache.h"
-#include "peer.h"
 #include "shim.h"
 #include "transport/clnt_rdma.h"
 #include "transport/hooks.h"
