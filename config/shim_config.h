@@ -42,13 +42,6 @@
 /* Names an explicit file; the only RPCRDMA_SHIM_ variable that is no key. */
 #define SHIM_CONFIG_ENV_FILE "RPCRDMA_SHIM_CONFIG"
 
-/* Built-in defaults (inline size and connect timeout come from meson). */
-#define SHIM_CONFIG_DEFAULT_CREDITS 32u
-#define SHIM_CONFIG_DEFAULT_NEGATIVE_CACHE_S 60u
-/* max_reply is registered for every call; max_call only bounds a call. */
-#define SHIM_CONFIG_DEFAULT_MAX_REPLY (64ull << 20)
-#define SHIM_CONFIG_DEFAULT_MAX_CALL (1ull << 30)
-
 /* Longest path kept for the file read and for log = <path>. */
 #define SHIM_CONFIG_PATH_MAX 4096
 /* Messages kept; further ones are only counted (a wrong file can be huge). */
@@ -138,10 +131,47 @@ struct shim_config {
 	uint32_t env_keys_;			/* keys set by the environment */
 };
 
-/* Known keys as written in a file, in documentation order; NULL-terminated. */
-extern const char *const shim_config_keys[];
-/* Every RPCRDMA_SHIM_* variable read, SHIM_CONFIG_ENV_FILE first; NULL-terminated. */
-extern const char *const shim_config_env_names[];
+/* How a key's value is written. */
+enum shim_key_type {
+	SHIM_KEY_BOOL,		/* yes/no, true/false, on/off, 1/0 */
+	SHIM_KEY_CHOICE,	/* one of the names in choices */
+	SHIM_KEY_NUMBER,	/* a number, an optional unit suffix, a range */
+	SHIM_KEY_LOG,		/* stderr, syslog or an absolute file path */
+	SHIM_KEY_RULE,		/* one rule; repeatable */
+	SHIM_KEY_PORT_MAP,	/* TCP:RDMA; repeatable */
+};
+
+struct shim_config_unit;	/* a suffix and its multiplier (config/keys.c) */
+
+/*
+ * One key of rpcrdma-shim.conf(5).  Its environment variable is
+ * SHIM_CONFIG_ENV_PREFIX followed by the name in capitals
+ * (shim_config_env_name).  A single-valued key lives in the field of
+ * struct shim_config at off (size bytes); rules and port maps go to
+ * their lists.
+ */
+struct shim_config_key {
+	const char *name;		/* as written in a file: "inline_send" */
+	enum shim_key_type type;
+	size_t off, size;		/* the field; single-valued keys */
+	uint64_t def;			/* the default; single-valued keys */
+	uint64_t min, max, multiple;	/* SHIM_KEY_NUMBER: what is allowed */
+	const struct shim_config_unit *units;	/* SHIM_KEY_NUMBER: suffixes */
+	const char *const *choices;	/* SHIM_KEY_CHOICE: names by value, NULL-ended */
+	const char *range;		/* the message for a bad value */
+	const char *unit;		/* added when the value is no number at all */
+	const char *doc;		/* one line: what the key does */
+};
+
+/* Every key, in documentation order; the last entry has no name. */
+extern const struct shim_config_key shim_config_keys[];
+
+/* Room for any variable name shim_config_env_name writes. */
+#define SHIM_CONFIG_ENV_NAME_MAX 64
+
+/* "RPCRDMA_SHIM_<KEY>" for key into buf (of len bytes); returns buf. */
+const char *shim_config_env_name(const struct shim_config_key *key,
+				 char *buf, size_t len);
 
 /* The defaults of rpcrdma-shim.conf(5); nothing allocated. */
 void shim_config_init_defaults(struct shim_config *cfg);

@@ -180,6 +180,25 @@ rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 	return remove(path);
 }
 
+/*
+ * Every RPCRDMA_SHIM_* variable read: SHIM_CONFIG_ENV_FILE, then one per
+ * key, named by the library; NULL-terminated.
+ */
+static const char *const *
+env_names(void)
+{
+	static char names[64][SHIM_CONFIG_ENV_NAME_MAX];
+	static const char *list[65];
+	size_t n = 0;
+
+	list[n++] = SHIM_CONFIG_ENV_FILE;
+	for (size_t i = 0; shim_config_keys[i].name && n < 64; i++, n++)
+		list[n] = shim_config_env_name(&shim_config_keys[i], names[n],
+					       sizeof(names[n]));
+	list[n] = NULL;
+	return list;
+}
+
 static bool
 rpc_name_known(const char *name)
 {
@@ -224,11 +243,12 @@ test_defaults(void)
 static void
 test_names(const char *man_path)
 {
+	const char *const *shim_config_env_names = env_names();
 	size_t nkeys = 0, nenv = 0;
 	bool all = true;
 	char *man;
 
-	while (shim_config_keys[nkeys])
+	while (shim_config_keys[nkeys].name)
 		nkeys++;
 	while (shim_config_env_names[nenv])
 		nenv++;
@@ -240,7 +260,8 @@ test_names(const char *man_path)
 		char want[64];
 		size_t j;
 
-		snprintf(want, sizeof(want), "RPCRDMA_SHIM_%s", shim_config_keys[i]);
+		snprintf(want, sizeof(want), "RPCRDMA_SHIM_%s",
+			 shim_config_keys[i].name);
 		for (j = strlen("RPCRDMA_SHIM_"); want[j]; j++)
 			want[j] = (char)toupper((unsigned char)want[j]);
 		for (j = 1; j < nenv && strcmp(shim_config_env_names[j], want); j++)
@@ -263,7 +284,8 @@ test_names(const char *man_path)
 	for (size_t i = 0; man && i < nkeys; i++) {
 		char want[64];
 
-		snprintf(want, sizeof(want), ".BI \"%s = \"", shim_config_keys[i]);
+		snprintf(want, sizeof(want), ".BI \"%s = \"",
+			 shim_config_keys[i].name);
 		if (!strstr(man, want)) {
 			printf("# man page lacks %s\n", want);
 			all = false;
@@ -1446,8 +1468,8 @@ main(int argc, char **argv)
 		}
 	}
 	snprintf(conf_path, sizeof(conf_path), "%s/t.conf", tmp);
-	for (size_t i = 0; shim_config_env_names[i]; i++)
-		unsetenv(shim_config_env_names[i]);
+	for (const char *const *name = env_names(); *name; name++)
+		unsetenv(*name);
 
 	test_defaults();
 	test_names(argc > 1 ? argv[1] : NULL);
