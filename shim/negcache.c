@@ -8,8 +8,8 @@
 
 #include <uthash.h>
 
+#include "common/sockaddr.h"
 #include "negcache.h"
-#include "peer.h"
 
 struct negcache_entry {
 	struct peer_key key;

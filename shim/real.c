@@ -11,9 +11,9 @@
 
 #include <infiniband/verbs.h>
 
-#include "config/log.h"
+#include "common/log.h"
+#include "common/stats.h"
 #include "shim.h"
-#include "transport/stats.h"
 
 struct shim_real shim_real;
 __thread int shim_busy;

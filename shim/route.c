@@ -6,71 +6,35 @@
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <uthash.h>
-
-#include "config/log.h"
+#include "common/log.h"
+#include "common/log_once.h"
+#include "common/sockaddr.h"
+#include "common/stats.h"
 #include "negcache.h"
-#include "peer.h"
 #include "shim.h"
 #include "transport/clnt_rdma.h"
 #include "transport/hooks.h"
-#include "transport/sockaddr.h"
-#include "transport/stats.h"
 #include "transport/svc_rdma.h"
 
 /* ------------------------------------------------------------------ */
 /* Decisions, logged once per peer and outcome                         */
 /* ------------------------------------------------------------------ */
 
-struct seen_key {
-	struct peer_key peer;
-	uint32_t prog;
-	uint8_t server;
-	uint8_t rdma;
-	uint8_t why;
-};
-
-struct seen_entry {
-	struct seen_key key;
-	UT_hash_handle hh;
-};
-
-static pthread_mutex_t seen_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct seen_entry *seen;
-
 /* True the first time this outcome is reached for this peer. */
 static bool
 first_time(const struct sockaddr *sa, uint32_t prog, bool server, bool rdma,
 	   enum rdma_fail why)
 {
-	struct seen_entry *e;
-	struct seen_key key;
-	bool first = false;
+	struct peer_key key;
 
-	memset(&key, 0, sizeof(key));
-	(void)peer_key_from(&key.peer, sa);
-	key.prog = prog;
-	key.server = server;
-	key.rdma = rdma;
-	key.why = (uint8_t)why;
-
-	pthread_mutex_lock(&seen_lock);
-	HASH_FIND(hh, seen, &key, sizeof(key), e);
-	if (!e) {
-		e = calloc(1, sizeof(*e));
-		if (e) {
-			e->key = key;
-			HASH_ADD(hh, seen, key, sizeof(e->key), e);
-		}
-		first = true;
-	}
-	pthread_mutex_unlock(&seen_lock);
-	return first;
+	(void)peer_key_from(&key, sa);
+	return log_once(LOG_ONCE_DECISION, &key, (uint64_t)prog << 32 |
+			(uint64_t)server << 16 | (uint64_t)rdma << 8 |
+			(uint8_t)why);
 }
 
 static void

@@ -10,7 +10,7 @@
 
 #include <rpc/rpc.h>
 
-#include "config/config.h"
+#include "config/shim_config.h"
 
 /* The real libtirpc entry points, filled once by shim_init(). */
 struct shim_real {

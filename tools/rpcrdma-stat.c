@@ -1,6 +1,6 @@
 /*
  * rpcrdma-stat: show the transports of the processes running under the
- * shim, from the statistics files they publish (transport/stats.h).
+ * shim, from the statistics files they publish (common/stats_file.h).
  *
  * Each file is copied once and shown from the copy; counters may move on
  * while it is printed.  Files of processes that are gone are skipped, and
@@ -28,9 +28,9 @@
 #include <arpa/inet.h>
 
 #include <config.h>
-#include "config/config.h"
-#include "transport/reason.h"
-#include "transport/stats.h"
+#include "common/reason.h"
+#include "common/stats_file.h"
+#include "config/shim_config.h"
 
 #define STATS_DIR "/dev/shm"
 #define EX_USAGE 2

@@ -28,9 +28,9 @@
 #include <unistd.h>
 
 #include "clnt_rdma.h"
-#include "config/log.h"
+#include "common/log.h"
+#include "common/stats.h"
 #include "rpcrdma_xdr.h"
-#include "stats.h"
 #include "xdr_ddp.h"
 #include "xdr_grow.h"
 

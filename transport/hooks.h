@@ -7,7 +7,7 @@
 
 #include <rpc/rpc.h>
 
-#include "stats.h"
+#include "common/stats.h"
 
 /*
  * Run fn(xprt, arg) when xprt is destroyed (svc_destroy), just before its

@@ -11,9 +11,9 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 
-#include "config/log.h"
+#include "common/log.h"
+#include "common/sockaddr.h"
 #include "rdma_conn.h"
-#include "sockaddr.h"
 
 /* RDMA Reads the peer may have outstanding against us, and we against it. */
 #define RDMA_RD_ATOM_MAX 16

@@ -16,9 +16,9 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
+#include "common/reason.h"
 #include "pvtdata.h"
 #include "rdma_dev.h"
-#include "reason.h"
 
 
 /*

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sockaddr.h"
+#include "common/sockaddr.h"
 #include "sockfd.h"
 
 /* Option values a program stored; larger ones are not kept. */

@@ -24,12 +24,12 @@
 
 #include <rpc/rpc.h>
 #include <rpc/svc_mt.h>
-#include <uthash.h>
 
-#include "config/log.h"
+#include "common/log.h"
+#include "common/log_once.h"
+#include "common/sockaddr.h"
 #include "hooks.h"
 #include "rpcrdma_xdr.h"
-#include "sockaddr.h"
 #include "sockfd.h"
 #include "svc_rdma.h"
 #include "xdr_grow.h"
@@ -1043,32 +1043,15 @@ conn_attr(const struct svc_rdma_params *p, struct rdma_conn_attr *a)
 	a->remote_inv = p->remote_inv;
 }
 
-/* Peer addresses whose connections were already logged at info. */
-struct seen_peer {
-	uint8_t addr[16];
-	UT_hash_handle hh;
-};
-static struct seen_peer *seen_peers;
-
+/* True for the first connection from this peer address (any port). */
 static bool
 first_from(const struct sockaddr *sa)
 {
-	struct seen_peer *p;
-	uint8_t key[16] = { 0 };
+	struct peer_key key;
 
-	if (sa->sa_family == AF_INET6)
-		memcpy(key, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
-	else
-		memcpy(key, &((const struct sockaddr_in *)sa)->sin_addr, 4);
-	HASH_FIND(hh, seen_peers, key, sizeof(key), p);
-	if (p)
-		return false;
-	p = calloc(1, sizeof(*p));
-	if (p) {
-		memcpy(p->addr, key, sizeof(key));
-		HASH_ADD(hh, seen_peers, addr, sizeof(p->addr), p);
-	}
-	return true;
+	(void)peer_key_from(&key, sa);
+	key.port = 0;
+	return log_once(LOG_ONCE_CONNECTION, &key, 0);
 }
 
 static void

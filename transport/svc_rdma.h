@@ -16,8 +16,8 @@
 
 #include <rpc/rpc.h>
 
+#include "common/stats.h"
 #include "rdma_conn.h"
-#include "stats.h"
 
 struct svc_rdma_params {
 	uint32_t inline_send;

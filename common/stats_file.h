@@ -1,5 +1,6 @@
 /*
- * Statistics a process using the shim publishes for rpcrdma-stat(1).
+ * The statistics file: its layout is shared by the shim, which writes it
+ * (common/stats.h), and rpcrdma-stat(1), which reads it.
  *
  * Each process that creates a transport maps one file,
  * /dev/shm/rpcrdma-shim.<uid>.<pid> (POSIX shared memory, mode 0600: a user
@@ -12,12 +13,10 @@
  * The layout is versioned: append fields, bump SHIM_STATS_VERSION when
  * the meaning of a field changes.
  */
-#ifndef TRANSPORT_STATS_H
-#define TRANSPORT_STATS_H
+#ifndef COMMON_STATS_FILE_H
+#define COMMON_STATS_FILE_H
 
-#include <stdbool.h>
 #include <stdint.h>
-#include <sys/socket.h>
 
 #define SHIM_STATS_MAGIC 0x5453534d41445052ull	/* "RPDAMSST" */
 #define SHIM_STATS_VERSION 1
@@ -97,42 +96,5 @@ struct shim_stats_file {
 	uint32_t pad;
 	struct shim_stats_conn slots[SHIM_STATS_SLOTS];
 };
-
-/* ---- Writer side (the shim) ---------------------------------------- */
-
-/*
- * A slot for a new transport, or NULL (statistics off or table full):
- * every function below accepts NULL and then does nothing.
- */
-struct shim_stats_conn *shim_stats_open(enum shim_stats_role role,
-					enum shim_stats_transport transport,
-					const struct sockaddr *peer,
-					const struct sockaddr *local);
-/* Make the slot visible (after its fields are set) or free it. */
-void shim_stats_publish(struct shim_stats_conn *s);
-void shim_stats_close(struct shim_stats_conn *s);
-
-/* Count one transport kept on TCP for reason. */
-void shim_stats_fallback(unsigned int reason);
-
-/* Relaxed atomic add: cheap enough for every call. */
-static inline void
-shim_stats_add(uint64_t *counter, uint64_t n)
-{
-	__atomic_fetch_add(counter, n, __ATOMIC_RELAXED);
-}
-
-#define SHIM_STATS_ADD(s, field, n)                                     \
-	do {                                                            \
-		if (s)                                                  \
-			shim_stats_add(&(s)->field, (n));               \
-	} while (0)
-
-/* Describe the process (program name, configuration). */
-void shim_stats_describe(const char *prog, const char *config,
-			 unsigned int mode, bool bad_config);
-
-/* Address conversion shared by writer and reader. */
-void shim_stats_addr_from(struct shim_stats_addr *a, const struct sockaddr *sa);
 
 #endif

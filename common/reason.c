@@ -1,7 +1,7 @@
 /*
  * Names of the reasons a transport stayed on TCP (see reason.h).
  */
-#include "reason.h"
+#include "common/reason.h"
 
 static const struct {
 	const char *token;

@@ -12,7 +12,7 @@
 #include <syslog.h>
 #include <unistd.h>
 
-#include "config/log.h"
+#include "common/log.h"
 
 #define LOG_PREFIX "rpcrdma-shim"
 #define LINE_STACK 1024
@@ -28,7 +28,7 @@ static enum shim_log_dest log_dest = SHIM_LOG_TO_STDERR;
 static int log_fd = -1;			/* SHIM_LOG_TO_FILE */
 static dev_t log_dev;			/* what log_fd was when opened */
 static ino_t log_ino;
-static char log_path[SHIM_CONFIG_PATH_MAX];
+static char log_path[SHIM_LOG_PATH_MAX];
 static char log_prog[64];
 
 static int
@@ -208,11 +208,10 @@ shim_log_enabled(enum shim_log_level level)
 	return (int)level <= __atomic_load_n(&log_level, __ATOMIC_RELAXED);
 }
 
-void
-shim_log_open(const struct shim_config *cfg, const char *progname)
+int
+shim_log_setup(enum shim_log_level level, enum shim_log_dest dest,
+	       const char *path, const char *progname)
 {
-	enum shim_log_dest dest = cfg ? cfg->log_dest : SHIM_LOG_TO_STDERR;
-	int level = cfg ? (int)cfg->log_level : SHIM_LOG_INFO;
 	int err = 0;
 
 	pthread_mutex_lock(&log_lock);
@@ -221,19 +220,16 @@ shim_log_open(const struct shim_config *cfg, const char *progname)
 	close_file_locked();
 	log_dest = dest;
 	if (dest == SHIM_LOG_TO_FILE) {
-		snprintf(log_path, sizeof(log_path), "%s", cfg->log_path);
+		snprintf(log_path, sizeof(log_path), "%s", path);
 		log_fd = open_file_locked(log_path);
 		if (log_fd < 0) {
 			err = errno;
 			log_dest = SHIM_LOG_TO_STDERR;
 		}
 	}
-	__atomic_store_n(&log_level, level, __ATOMIC_RELAXED);
+	__atomic_store_n(&log_level, (int)level, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&log_lock);
-
-	if (err)
-		shim_log(SHIM_LOG_WARN, "log = %s: cannot open: %s; logging to "
-			 "stderr", cfg->log_path, strerror(err));
+	return err;
 }
 
 void
@@ -245,20 +241,4 @@ shim_log_close(void)
 	log_prog[0] = '\0';
 	__atomic_store_n(&log_level, SHIM_LOG_INFO, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&log_lock);
-}
-
-void
-shim_log_config_messages(const struct shim_config *cfg)
-{
-	for (size_t i = 0; i < cfg->nmsgs; i++)
-		shim_log(cfg->msgs[i].level, "%s", cfg->msgs[i].text);
-	if (cfg->msgs_dropped)
-		shim_log(SHIM_LOG_ERROR, "%zu more configuration messages not "
-			 "shown", cfg->msgs_dropped);
-	if (cfg->source[0])
-		shim_log(SHIM_LOG_DEBUG, "configuration read from %s",
-			 cfg->source);
-	else
-		shim_log(SHIM_LOG_DEBUG, "no configuration file; defaults and "
-			 "environment only");
 }

@@ -3,7 +3,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "stats.h"
+#include "common/sockaddr.h"
+#include "common/stats.h"
 
 static pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct shim_stats_file *stats;	/* NULL until the first transport */
@@ -31,25 +31,17 @@ now_s(void)
 	return (uint64_t)ts.tv_sec;
 }
 
-void
-shim_stats_addr_from(struct shim_stats_addr *a, const struct sockaddr *sa)
+/* The file's form of an address: a peer key, field by field. */
+static void
+stats_addr_from(struct shim_stats_addr *a, const struct sockaddr *sa)
 {
-	memset(a, 0, sizeof(*a));
-	if (!sa)
-		return;
-	if (sa->sa_family == AF_INET) {
-		const struct sockaddr_in *sin = (const struct sockaddr_in *)sa;
+	struct peer_key key;
 
-		a->family = AF_INET;
-		a->port = ntohs(sin->sin_port);
-		memcpy(a->addr, &sin->sin_addr, 4);
-	} else if (sa->sa_family == AF_INET6) {
-		const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)sa;
-
-		a->family = AF_INET6;
-		a->port = ntohs(sin6->sin6_port);
-		memcpy(a->addr, &sin6->sin6_addr, 16);
-	}
+	_Static_assert(sizeof(a->addr) == sizeof(key.addr), "same address size");
+	peer_key_from(&key, sa);
+	a->family = key.family;
+	a->port = key.port;
+	memcpy(a->addr, key.addr, sizeof(a->addr));
 }
 
 void
@@ -169,8 +161,8 @@ shim_stats_open(enum shim_stats_role role, enum shim_stats_transport transport,
 		       sizeof(*s) - sizeof(s->state));
 		s->role = role;
 		s->transport = transport;
-		shim_stats_addr_from(&s->peer, peer);
-		shim_stats_addr_from(&s->local, local);
+		stats_addr_from(&s->peer, peer);
+		stats_addr_from(&s->local, local);
 		s->created = now_s();
 		if (transport == SHIM_STATS_RDMA)
 			shim_stats_add(&f->rdma_transports, 1);

@@ -2,8 +2,8 @@
  * Why a transport did not run over RDMA: one reason per decision, shared
  * by the log, the statistics file and rpcrdma-stat(1).
  */
-#ifndef TRANSPORT_REASON_H
-#define TRANSPORT_REASON_H
+#ifndef COMMON_REASON_H
+#define COMMON_REASON_H
 
 /* Why an attempt did not give an RDMA connection (for logs and stats). */
 enum rdma_fail {

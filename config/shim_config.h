@@ -25,13 +25,15 @@
  *	                         TCP and REQUIRE fails the create.  A rule that
  *	                         chooses TCP is obeyed in every mode.
  */
-#ifndef CONFIG_CONFIG_H
-#define CONFIG_CONFIG_H
+#ifndef CONFIG_SHIM_CONFIG_H
+#define CONFIG_SHIM_CONFIG_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
+
+#include "common/log.h"
 
 /* Where the system-wide files live; the search order is in shim_config_load. */
 #define SHIM_CONFIG_SYSDIR "/etc/rpcrdma-shim"
@@ -39,13 +41,6 @@
 #define SHIM_CONFIG_ENV_PREFIX "RPCRDMA_SHIM_"
 /* Names an explicit file; the only RPCRDMA_SHIM_ variable that is no key. */
 #define SHIM_CONFIG_ENV_FILE "RPCRDMA_SHIM_CONFIG"
-
-/* Built-in defaults (inline size and connect timeout come from meson). */
-#define SHIM_CONFIG_DEFAULT_CREDITS 32u
-#define SHIM_CONFIG_DEFAULT_NEGATIVE_CACHE_S 60u
-/* max_reply is registered for every call; max_call only bounds a call. */
-#define SHIM_CONFIG_DEFAULT_MAX_REPLY (64ull << 20)
-#define SHIM_CONFIG_DEFAULT_MAX_CALL (1ull << 30)
 
 /* Longest path kept for the file read and for log = <path>. */
 #define SHIM_CONFIG_PATH_MAX 4096
@@ -61,20 +56,6 @@ enum shim_mode {
 enum shim_action {
 	SHIM_ACTION_RDMA,
 	SHIM_ACTION_TCP,
-};
-
-/* Ordered: a message is shown when its level is <= the configured one. */
-enum shim_log_level {
-	SHIM_LOG_ERROR,
-	SHIM_LOG_WARN,
-	SHIM_LOG_INFO,
-	SHIM_LOG_DEBUG,
-};
-
-enum shim_log_dest {
-	SHIM_LOG_TO_STDERR,
-	SHIM_LOG_TO_SYSLOG,
-	SHIM_LOG_TO_FILE,
 };
 
 /*
@@ -150,10 +131,47 @@ struct shim_config {
 	uint32_t env_keys_;			/* keys set by the environment */
 };
 
-/* Known keys as written in a file, in documentation order; NULL-terminated. */
-extern const char *const shim_config_keys[];
-/* Every RPCRDMA_SHIM_* variable read, SHIM_CONFIG_ENV_FILE first; NULL-terminated. */
-extern const char *const shim_config_env_names[];
+/* How a key's value is written. */
+enum shim_key_type {
+	SHIM_KEY_BOOL,		/* yes/no, true/false, on/off, 1/0 */
+	SHIM_KEY_CHOICE,	/* one of the names in choices */
+	SHIM_KEY_NUMBER,	/* a number, an optional unit suffix, a range */
+	SHIM_KEY_LOG,		/* stderr, syslog or an absolute file path */
+	SHIM_KEY_RULE,		/* one rule; repeatable */
+	SHIM_KEY_PORT_MAP,	/* TCP:RDMA; repeatable */
+};
+
+struct shim_config_unit;	/* a suffix and its multiplier (config/keys.c) */
+
+/*
+ * One key of rpcrdma-shim.conf(5).  Its environment variable is
+ * SHIM_CONFIG_ENV_PREFIX followed by the name in capitals
+ * (shim_config_env_name).  A single-valued key lives in the field of
+ * struct shim_config at off (size bytes); rules and port maps go to
+ * their lists.
+ */
+struct shim_config_key {
+	const char *name;		/* as written in a file: "inline_send" */
+	enum shim_key_type type;
+	size_t off, size;		/* the field; single-valued keys */
+	uint64_t def;			/* the default; single-valued keys */
+	uint64_t min, max, multiple;	/* SHIM_KEY_NUMBER: what is allowed */
+	const struct shim_config_unit *units;	/* SHIM_KEY_NUMBER: suffixes */
+	const char *const *choices;	/* SHIM_KEY_CHOICE: names by value, NULL-ended */
+	const char *range;		/* the message for a bad value */
+	const char *unit;		/* added when the value is no number at all */
+	const char *doc;		/* one line: what the key does */
+};
+
+/* Every key, in documentation order; the last entry has no name. */
+extern const struct shim_config_key shim_config_keys[];
+
+/* Room for any variable name shim_config_env_name writes. */
+#define SHIM_CONFIG_ENV_NAME_MAX 64
+
+/* "RPCRDMA_SHIM_<KEY>" for key into buf (of len bytes); returns buf. */
+const char *shim_config_env_name(const struct shim_config_key *key,
+				 char *buf, size_t len);
 
 /* The defaults of rpcrdma-shim.conf(5); nothing allocated. */
 void shim_config_init_defaults(struct shim_config *cfg);
@@ -227,5 +245,19 @@ const char *shim_config_log_level_name(enum shim_log_level level);
 
 /* Release what *cfg holds and leave the defaults in it. */
 void shim_config_free(struct shim_config *cfg);
+
+/*
+ * Set the log sink (common/log.h) up from cfg's log_level and log (NULL:
+ * the defaults).  progname is the name in every line (NULL:
+ * program_invocation_short_name).  A file that cannot be opened gives one
+ * warning on stderr, and stderr is used instead.
+ */
+void shim_log_open(const struct shim_config *cfg, const char *progname);
+
+/*
+ * Log the messages a configuration keeps, each at its level, and how many
+ * more were only counted; then, at debug level, the file that was read.
+ */
+void shim_log_config_messages(const struct shim_config *cfg);
 
 #endif

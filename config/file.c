@@ -1,0 +1,237 @@
+/*
+ * Configuration files: the syntax of a file (lines of "key = value",
+ * comments, blanks) and the search for the one to read.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config/internal.h"
+
+/* ---- syntax ---------------------------------------------------------- */
+
+/*
+ * Apply one value from a file.  A key the environment has set is still
+ * checked (so mistakes show) but keeps the environment's value.
+ */
+static void
+apply_file_value(struct shim_config *cfg, const struct shim_config_key *key,
+		 const struct where *w)
+{
+	char why[256];
+	const char *err;
+
+	if (key->type == SHIM_KEY_RULE) {
+		config_add_rule(cfg, w, w->value);
+		return;
+	}
+	if (key->type == SHIM_KEY_PORT_MAP) {
+		config_add_port_map(cfg, w, w->value);
+		return;
+	}
+	if (cfg->env_keys_ & config_key_bit(key)) {
+		struct shim_config scratch = *cfg;
+
+		err = config_key_set(&scratch, key, w->value, why, sizeof(why));
+	} else {
+		err = config_key_set(cfg, key, w->value, why, sizeof(why));
+	}
+	if (err)
+		config_fail_at(cfg, w, err);
+}
+
+static void
+parse_line(struct shim_config *cfg, const char *path, unsigned int lineno,
+	   char *line)
+{
+	const struct shim_config_key *k;
+	struct where w = { .file = path, .line = lineno };
+	char *hash, *eq, *key;
+
+	hash = strchr(line, '#');
+	if (hash)
+		*hash = '\0';
+	line = config_trim(line);
+	if (!*line)
+		return;
+	eq = strchr(line, '=');
+	if (!eq) {
+		config_fail(cfg, "%s:%u: %s: not a 'key = value' line", path, lineno,
+		     line);
+		return;
+	}
+	*eq = '\0';
+	key = config_trim(line);
+	w.name = key;
+	w.value = config_trim(eq + 1);
+	if (!*key) {
+		config_fail(cfg, "%s:%u: = %s: missing the key before '='", path,
+		     lineno, w.value);
+		return;
+	}
+	k = config_key_by_name(key);
+	if (!k) {
+		char why[512], list[400];
+
+		snprintf(why, sizeof(why), "unknown key (known: %s)",
+			 config_known_names(list, sizeof(list), false));
+		config_fail_at(cfg, &w, why);
+		return;
+	}
+	apply_file_value(cfg, k, &w);
+}
+
+static void
+parse_stream(struct shim_config *cfg, FILE *f, const char *path)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	unsigned int lineno = 0;
+	ssize_t n;
+
+	snprintf(cfg->source, sizeof(cfg->source), "%s", path);
+	while ((n = getline(&line, &cap, f)) >= 0) {
+		char *p = line;
+
+		lineno++;
+		/* A UTF-8 byte order mark some editors write. */
+		if (lineno == 1 && !strncmp(p, "\xef\xbb\xbf", 3))
+			p += 3;
+		if ((size_t)n != strlen(line)) {
+			config_fail(cfg, "%s:%u: the line holds a NUL byte (not a text "
+			     "file?)", path, lineno);
+			continue;
+		}
+		parse_line(cfg, path, lineno, p);
+	}
+	if (ferror(f))
+		config_fail(cfg, "%s: read error: %s", path, strerror(errno));
+	free(line);
+}
+
+/*
+ * Parse path if it exists.  Returns false when there is no such file (the
+ * search goes on); any other failure to read it is an error.
+ */
+static bool
+try_file(struct shim_config *cfg, const char *path)
+{
+	struct stat st;
+	FILE *f;
+
+	f = fopen(path, "re");
+	if (!f) {
+		if (errno == ENOENT || errno == ENOTDIR)
+			return false;
+		/*
+		 * A directory on the way that this process may not search (a
+		 * daemon that dropped privileges keeps $HOME): the file cannot
+		 * be seen, which is as good as absent.  A file that can be
+		 * seen but not read is an error.
+		 */
+		if (errno == EACCES && stat(path, &st) < 0)
+			return false;
+		snprintf(cfg->source, sizeof(cfg->source), "%s", path);
+		config_fail(cfg, "%s: cannot open: %s", path, strerror(errno));
+		return true;
+	}
+	if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+		snprintf(cfg->source, sizeof(cfg->source), "%s", path);
+		config_fail(cfg, "%s: is a directory", path);
+	} else {
+		parse_stream(cfg, f, path);
+	}
+	fclose(f);
+	return true;
+}
+
+int
+shim_config_parse_file(struct shim_config *cfg, const char *path)
+{
+	unsigned int before = cfg->n_errors;
+
+	if (!try_file(cfg, path)) {
+		snprintf(cfg->source, sizeof(cfg->source), "%s", path);
+		config_fail(cfg, "%s: cannot open: %s", path, strerror(ENOENT));
+	}
+	return (int)(cfg->n_errors - before);
+}
+
+/* ---- search order ---------------------------------------------------- */
+
+static bool
+try_filef(struct shim_config *cfg, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static bool
+try_filef(struct shim_config *cfg, const char *fmt, ...)
+{
+	va_list ap;
+	char *path;
+	bool found;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = vasprintf(&path, fmt, ap);
+	va_end(ap);
+	if (rc < 0) {
+		cfg->bad = true;
+		cfg->n_errors++;
+		return false;
+	}
+	found = try_file(cfg, path);
+	free(path);
+	return found;
+}
+
+static bool
+progname_usable(const char *progname)
+{
+	return progname && *progname && strcmp(progname, ".") &&
+	       strcmp(progname, "..") && !strchr(progname, '/');
+}
+
+int
+shim_config_load_dir(struct shim_config *cfg, const char *progname,
+		     const char *sysdir)
+{
+	bool per_prog = progname_usable(progname);
+	const char *explicit = secure_getenv(SHIM_CONFIG_ENV_FILE);
+	const char *xdg = secure_getenv("XDG_CONFIG_HOME");
+	const char *home = secure_getenv("HOME");
+	bool found = false;
+
+	shim_config_init_defaults(cfg);
+	if (!sysdir)
+		sysdir = SHIM_CONFIG_SYSDIR;
+
+	if (explicit && *explicit) {
+		found = try_file(cfg, explicit);
+		if (!found)
+			config_warn(cfg, "environment: %s=%s: no such file; searching "
+			     "the usual places", SHIM_CONFIG_ENV_FILE, explicit);
+	}
+	/* The XDG spec: a relative XDG_CONFIG_HOME is ignored. */
+	if (!found && per_prog && xdg && xdg[0] == '/')
+		found = try_filef(cfg, "%s/rpcrdma-shim/%s.conf", xdg, progname);
+	else if (!found && per_prog && home && *home)
+		found = try_filef(cfg, "%s/.config/rpcrdma-shim/%s.conf", home,
+				  progname);
+	if (!found && per_prog)
+		found = try_filef(cfg, "%s/%s.conf", sysdir, progname);
+	if (!found)
+		try_filef(cfg, "%s/default.conf", sysdir);
+
+	config_parse_env_list(cfg, environ, true);
+	return (int)cfg->n_errors;
+}
+
+int
+shim_config_load(struct shim_config *cfg, const char *progname)
+{
+	return shim_config_load_dir(cfg, progname, SHIM_CONFIG_SYSDIR);
+}
