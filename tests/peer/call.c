@@ -11,7 +11,6 @@
 #include <unistd.h>
 
 #include "call.h"
-#include "pattern.h"
 
 const char *const expect_names[EXP_COUNT] = {
 	[EXP_SUCCESS] = "success",
@@ -138,28 +137,7 @@ decode_rpc_reply(const uint8_t *payload, size_t plen, uint32_t xid,
 	a->rpc = accept_stat_name(rm.acpted_rply.ar_stat);
 	if (rm.acpted_rply.ar_stat != SUCCESS)
 		return;
-
-	switch (pc->kind) {
-	case C_ECHO:
-		a->data = io->res_data.rpctest_data_len == pc->num &&
-			  (!pc->num || memcmp(io->res_data.rpctest_data_val,
-					      io->data.rpctest_data_val, pc->num) == 0) ?
-			  "ok" : "mismatch";
-		break;
-	case C_SINK:
-		a->data = io->res_sink.length == pc->num &&
-			  io->res_sink.checksum == checksum(io->data.rpctest_data_val, pc->num) ?
-			  "ok" : "mismatch";
-		break;
-	case C_SOURCE:
-		a->data = io->res_data.rpctest_data_len == pc->num &&
-			  pattern_check(io->res_data.rpctest_data_val, pc->num,
-					io->sargs.seed) == pc->num ?
-			  "ok" : "mismatch";
-		break;
-	default:
-		break;
-	}
+	a->data = case_check_results(pc, io);
 }
 
 /*

@@ -80,6 +80,8 @@ void parse_case(const char *text, struct pcase *pc);
  */
 size_t build_case(struct pconn *c, const struct opts *o, const struct pcase *pc,
 		  uint32_t xid, struct call_io *io, uint32_t *sent_vers);
+/* The check of a case's decoded results: "ok", "mismatch", NULL for none. */
+const char *case_check_results(const struct pcase *pc, const struct call_io *io);
 
 /* call.c */
 

@@ -1,6 +1,19 @@
 /*
  * rdma-peer: the call cases.  A case is one message sent on the
  * connection, and the answer it expects by default.
+ *
+ * To add a case:
+ *   - a C_ value in call.h and its row in case_descs below: name,
+ *     default expectation, argument, whether it takes chunks (+read,
+ *     +reply) and a Write chunk (+write);
+ *   - a valid call to a new procedure: its arguments and result decoder
+ *     in case_rpc_call(), its data check in case_check_results();
+ *   - a message the protocol forbids: its header change, or the whole
+ *     message, in build_case();
+ *   - the list in usage() (options.c) and in tests/README.md, and the
+ *     usage errors of parse_case() that name the cases taking chunks.
+ * A new expectation (CASE=EXPECT) goes to enum expect (call.h),
+ * expect_names and answer_expected() (call.c).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +24,7 @@
 /* A program number nobody registers (noprog). */
 #define PEER_NOPROG 0x3ffffffeu
 
+/* What follows NAME: in a case. */
 enum case_arg { ARG_NONE, ARG_SIZE, ARG_OPT_NUMBER, ARG_OPT_WORD };
 
 static const struct case_desc {
@@ -18,20 +32,21 @@ static const struct case_desc {
 	enum expect expect;
 	enum case_arg arg;
 	bool chunks;		/* a valid call that may offer chunks */
+	bool write;		/* and a Write chunk for its result */
 } case_descs[C_COUNT] = {
-	[C_NULL] = { "null", EXP_SUCCESS, ARG_NONE, true },
-	[C_ECHO] = { "echo", EXP_SUCCESS, ARG_SIZE, true },
-	[C_SINK] = { "sink", EXP_SUCCESS, ARG_SIZE, true },
-	[C_SOURCE] = { "source", EXP_SUCCESS, ARG_SIZE, true },
-	[C_NOPROG] = { "noprog", EXP_PROG_UNAVAIL, ARG_NONE, true },
-	[C_BADVERS] = { "badvers", EXP_VERS, ARG_NONE, false },
-	[C_MSGP] = { "msgp", EXP_BADHEADER, ARG_NONE, false },
-	[C_DONE] = { "done", EXP_BADHEADER, ARG_NONE, false },
-	[C_BADPROC] = { "badproc", EXP_BADHEADER, ARG_OPT_NUMBER, false },
-	[C_BADCHUNK] = { "badchunk", EXP_BADHEADER, ARG_OPT_WORD, false },
-	[C_XIDMISMATCH] = { "xidmismatch", EXP_BADHEADER, ARG_NONE, false },
-	[C_SHORT] = { "short", EXP_NONE, ARG_NONE, false },
-	[C_RDMAERROR] = { "rdmaerror", EXP_NONE, ARG_NONE, false },
+	[C_NULL] = { "null", EXP_SUCCESS, ARG_NONE, true, false },
+	[C_ECHO] = { "echo", EXP_SUCCESS, ARG_SIZE, true, true },
+	[C_SINK] = { "sink", EXP_SUCCESS, ARG_SIZE, true, false },
+	[C_SOURCE] = { "source", EXP_SUCCESS, ARG_SIZE, true, true },
+	[C_NOPROG] = { "noprog", EXP_PROG_UNAVAIL, ARG_NONE, true, false },
+	[C_BADVERS] = { "badvers", EXP_VERS, ARG_NONE, false, false },
+	[C_MSGP] = { "msgp", EXP_BADHEADER, ARG_NONE, false, false },
+	[C_DONE] = { "done", EXP_BADHEADER, ARG_NONE, false, false },
+	[C_BADPROC] = { "badproc", EXP_BADHEADER, ARG_OPT_NUMBER, false, false },
+	[C_BADCHUNK] = { "badchunk", EXP_BADHEADER, ARG_OPT_WORD, false, false },
+	[C_XIDMISMATCH] = { "xidmismatch", EXP_BADHEADER, ARG_NONE, false, false },
+	[C_SHORT] = { "short", EXP_NONE, ARG_NONE, false, false },
+	[C_RDMAERROR] = { "rdmaerror", EXP_NONE, ARG_NONE, false, false },
 };
 
 /* badchunk's argument, by enum badchunk. */
@@ -118,7 +133,7 @@ parse_case(const char *text, struct pcase *pc)
 	}
 	if ((pc->c_read || pc->c_write || pc->c_reply) && !case_descs[k].chunks)
 		usage_error("chunks go with null, echo, sink, source and noprog", text);
-	if (pc->c_write && pc->kind != C_ECHO && pc->kind != C_SOURCE)
+	if (pc->c_write && !case_descs[k].write)
 		usage_error("a Write chunk goes with echo and source", text);
 
 	if (ex) {
@@ -128,6 +143,77 @@ parse_case(const char *text, struct pcase *pc)
 		if (k == EXP_COUNT)
 			usage_error("unknown expectation", text);
 		pc->expect = (enum expect)k;
+	}
+}
+
+/*
+ * The RPC call of a case: its procedure, its arguments and the decoder of
+ * its results, in io.  False when the arguments cannot be made.
+ */
+static bool
+case_rpc_call(const struct pcase *pc, uint32_t xid, struct call_io *io,
+	      uint32_t *rpc_proc)
+{
+	*rpc_proc = RPCTEST_NULL;
+	io->xargs = XDRPROC(xdr_void);
+	io->args = NULL;
+	io->xres = XDRPROC(xdr_void);
+	io->res = NULL;
+
+	switch (pc->kind) {
+	case C_ECHO:
+	case C_SINK:
+		io->data.rpctest_data_len = pc->num;
+		io->data.rpctest_data_val = malloc(pc->num ? pc->num : 1);
+		if (!io->data.rpctest_data_val)
+			return false;
+		pattern_fill(io->data.rpctest_data_val, pc->num, xid);
+		io->xargs = XDRPROC(xdr_rpctest_data);
+		io->args = &io->data;
+		*rpc_proc = pc->kind == C_ECHO ? RPCTEST_ECHO : RPCTEST_SINK;
+		if (pc->kind == C_ECHO) {
+			io->xres = XDRPROC(xdr_rpctest_data);
+			io->res = &io->res_data;
+		} else {
+			io->xres = XDRPROC(xdr_rpctest_sink_res);
+			io->res = &io->res_sink;
+		}
+		break;
+	case C_SOURCE:
+		io->sargs.length = pc->num;
+		io->sargs.seed = ((uint64_t)xid << 32) | pc->num;
+		io->xargs = XDRPROC(xdr_rpctest_source_args);
+		io->args = &io->sargs;
+		io->xres = XDRPROC(xdr_rpctest_data);
+		io->res = &io->res_data;
+		*rpc_proc = RPCTEST_SOURCE;
+		break;
+	default:
+		break;
+	}
+	return true;
+}
+
+const char *
+case_check_results(const struct pcase *pc, const struct call_io *io)
+{
+	switch (pc->kind) {
+	case C_ECHO:
+		return io->res_data.rpctest_data_len == pc->num &&
+		       (!pc->num || memcmp(io->res_data.rpctest_data_val,
+					   io->data.rpctest_data_val, pc->num) == 0) ?
+		       "ok" : "mismatch";
+	case C_SINK:
+		return io->res_sink.length == pc->num &&
+		       io->res_sink.checksum == checksum(io->data.rpctest_data_val, pc->num) ?
+		       "ok" : "mismatch";
+	case C_SOURCE:
+		return io->res_data.rpctest_data_len == pc->num &&
+		       pattern_check(io->res_data.rpctest_data_val, pc->num,
+				     io->sargs.seed) == pc->num ?
+		       "ok" : "mismatch";
+	default:
+		return NULL;
 	}
 }
 
@@ -193,21 +279,23 @@ build_chunked_call(struct pconn *c, const struct opts *o, const struct pcase *pc
 	return (size_t)hl + clen;
 }
 
-/* Build the message of a case in send_mem; returns its length, 0 on error. */
+/*
+ * The message of a case.  Cases that are no RPC-over-RDMA call build it
+ * whole; the others change the header (RFC 8166 s5.2 fixed fields, s5.3
+ * chunk lists) or the RPC call of a valid one.
+ */
 size_t
 build_case(struct pconn *c, const struct opts *o, const struct pcase *pc,
 	   uint32_t xid, struct call_io *io, uint32_t *sent_vers)
 {
 	uint8_t *p = c->send_mem, *end = c->send_mem + PEER_SEND_BUF, *q;
 	uint32_t vers = RPCRDMA1_VERSION, proc = RDMA_MSG, rpc_xid = xid;
-	uint32_t prog = o->prog, rpc_proc = RPCTEST_NULL;
+	uint32_t prog = o->prog, rpc_proc;
 	struct rpcrdma_segment seg = { .handle = 0x1234, .length = 64, .offset = 0x1000 };
 	size_t n;
 
-	io->xargs = XDRPROC(xdr_void);
-	io->args = NULL;
-	io->xres = XDRPROC(xdr_void);
-	io->res = NULL;
+	if (!case_rpc_call(pc, xid, io, &rpc_proc))
+		return 0;
 
 	switch (pc->kind) {
 	case C_SHORT:
@@ -243,33 +331,6 @@ build_case(struct pconn *c, const struct opts *o, const struct pcase *pc,
 		break;
 	case C_NOPROG:
 		prog = PEER_NOPROG;
-		break;
-	case C_ECHO:
-	case C_SINK:
-		io->data.rpctest_data_len = pc->num;
-		io->data.rpctest_data_val = malloc(pc->num ? pc->num : 1);
-		if (!io->data.rpctest_data_val)
-			return 0;
-		pattern_fill(io->data.rpctest_data_val, pc->num, xid);
-		io->xargs = XDRPROC(xdr_rpctest_data);
-		io->args = &io->data;
-		rpc_proc = pc->kind == C_ECHO ? RPCTEST_ECHO : RPCTEST_SINK;
-		if (pc->kind == C_ECHO) {
-			io->xres = XDRPROC(xdr_rpctest_data);
-			io->res = &io->res_data;
-		} else {
-			io->xres = XDRPROC(xdr_rpctest_sink_res);
-			io->res = &io->res_sink;
-		}
-		break;
-	case C_SOURCE:
-		io->sargs.length = pc->num;
-		io->sargs.seed = ((uint64_t)xid << 32) | pc->num;
-		io->xargs = XDRPROC(xdr_rpctest_source_args);
-		io->args = &io->sargs;
-		io->xres = XDRPROC(xdr_rpctest_data);
-		io->res = &io->res_data;
-		rpc_proc = RPCTEST_SOURCE;
 		break;
 	default:
 		break;

@@ -20,6 +20,7 @@ static const char *const serve_case_names[] = {
 	[SV_ACCEPT] = "accept",
 	[SV_RKEY] = "rkey-after-reply",
 };
+#define NSERVE_CASES (sizeof(serve_case_names) / sizeof(serve_case_names[0]))
 
 /* Take every completion of c, then serve what was received. */
 static void
@@ -299,10 +300,10 @@ run_serve(const struct opts *o)
 
 	memset(&s, 0, sizeof(s));
 	s.o = o;
-	for (k = 0; k <= SV_RKEY; k++)
+	for (k = 0; k < (int)NSERVE_CASES; k++)
 		if (strcmp(o->cases[0], serve_case_names[k]) == 0)
 			break;
-	if (k > SV_RKEY)
+	if (k == (int)NSERVE_CASES)
 		usage_error("unknown serve case", o->cases[0]);
 	s.sc = (enum serve_case)k;
 

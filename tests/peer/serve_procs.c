@@ -1,6 +1,11 @@
 /*
  * rdma-peer: the RPC program served (the rpctest program, or --prog and
  * --vers), and the dispatch of a received call to its procedure.
+ *
+ * To serve another procedure: a function that decodes its arguments from
+ * the call and fills in its result (struct proc_run), and its row in
+ * served_procs.  A result that may go in a Write chunk (an opaque, RFC
+ * 8166 s4.4.6) is put in run->data with run->data_result set.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +13,93 @@
 
 #include "pattern.h"
 #include "serve.h"
+
+/* One call being run: its arguments and its result. */
+struct proc_run {
+	rpctest_data args;		/* ECHO and SINK arguments */
+	rpctest_source_args sargs;	/* SOURCE arguments */
+	rpctest_data data;		/* an opaque result */
+	bool data_owned;		/* data allocated here, freed after the reply */
+	bool data_result;		/* the result is data: a Write chunk may take it */
+	rpctest_sink_res sink;		/* SINK result */
+	xdrproc_t xres;			/* the result's encoder, and the result */
+	void *res;
+};
+
+/* Decode the arguments from x, run, fill in the result: the RPC status. */
+typedef enum accept_stat (*proc_fn)(XDR *x, struct proc_run *run);
+
+static enum accept_stat
+proc_null(XDR *x, struct proc_run *run)
+{
+	return SUCCESS;
+}
+
+static enum accept_stat
+proc_echo(XDR *x, struct proc_run *run)
+{
+	if (!xdr_rpctest_data(x, &run->args))
+		return GARBAGE_ARGS;
+	run->data = run->args;
+	run->xres = XDRPROC(xdr_rpctest_data);
+	run->res = &run->data;
+	run->data_result = true;
+	return SUCCESS;
+}
+
+static enum accept_stat
+proc_sink(XDR *x, struct proc_run *run)
+{
+	if (!xdr_rpctest_data(x, &run->args))
+		return GARBAGE_ARGS;
+	run->sink.length = run->args.rpctest_data_len;
+	run->sink.checksum = checksum(run->args.rpctest_data_val,
+				      run->args.rpctest_data_len);
+	run->xres = XDRPROC(xdr_rpctest_sink_res);
+	run->res = &run->sink;
+	return SUCCESS;
+}
+
+static enum accept_stat
+proc_source(XDR *x, struct proc_run *run)
+{
+	if (!xdr_rpctest_source_args(x, &run->sargs))
+		return GARBAGE_ARGS;
+	if (run->sargs.length > PEER_REGION / 2)
+		return SYSTEM_ERR;
+	run->data.rpctest_data_len = (u_int)run->sargs.length;
+	run->data.rpctest_data_val = malloc(run->sargs.length ? run->sargs.length : 1);
+	if (!run->data.rpctest_data_val)
+		return SYSTEM_ERR;
+	run->data_owned = true;
+	pattern_fill(run->data.rpctest_data_val, run->sargs.length, run->sargs.seed);
+	run->xres = XDRPROC(xdr_rpctest_data);
+	run->res = &run->data;
+	run->data_result = true;
+	return SUCCESS;
+}
+
+/* The procedures served, by number; any other gets PROC_UNAVAIL. */
+static const struct served_proc {
+	uint32_t proc;
+	proc_fn run;
+} served_procs[] = {
+	{ RPCTEST_NULL, proc_null },
+	{ RPCTEST_ECHO, proc_echo },
+	{ RPCTEST_SINK, proc_sink },
+	{ RPCTEST_SOURCE, proc_source },
+};
+
+static proc_fn
+find_proc(uint32_t proc)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(served_procs) / sizeof(served_procs[0]); i++)
+		if (served_procs[i].proc == proc)
+			return served_procs[i].run;
+	return NULL;
+}
 
 /* Octets the XDR length word of an opaque result stands for. */
 static bool_t
@@ -24,25 +116,19 @@ dispatch(struct server *s, struct pconn *c, size_t clen)
 {
 	const struct opts *o = s->o;
 	char credbuf[MAX_AUTH_BYTES], verfbuf[MAX_AUTH_BYTES];
-	rpctest_data arg_data, res_data;
-	rpctest_source_args sargs;
-	rpctest_sink_res sink;
+	struct proc_run run;
 	struct rpc_msg cm, rm;
-	xdrproc_t xres = XDRPROC(xdr_void);
-	void *res = NULL;
 	const char *note = NULL;
 	char notebuf[64];
-	bool data_result = false;
+	proc_fn fn;
 	size_t rlen;
 	unsigned int i;
 	XDR x, y;
 
 	memset(&cm, 0, sizeof(cm));
 	memset(&rm, 0, sizeof(rm));
-	memset(&arg_data, 0, sizeof(arg_data));
-	memset(&res_data, 0, sizeof(res_data));
-	memset(&sargs, 0, sizeof(sargs));
-	memset(&sink, 0, sizeof(sink));
+	memset(&run, 0, sizeof(run));
+	run.xres = XDRPROC(xdr_void);
 	cm.rm_call.cb_cred.oa_base = credbuf;
 	cm.rm_call.cb_verf.oa_base = verfbuf;
 
@@ -75,54 +161,8 @@ dispatch(struct server *s, struct pconn *c, size_t clen)
 		rm.acpted_rply.ar_vers.low = o->vers;
 		rm.acpted_rply.ar_vers.high = o->vers;
 	} else {
-		switch (cm.rm_call.cb_proc) {
-		case RPCTEST_NULL:
-			break;
-		case RPCTEST_ECHO:
-			if (!xdr_rpctest_data(&x, &arg_data)) {
-				rm.acpted_rply.ar_stat = GARBAGE_ARGS;
-				break;
-			}
-			res_data = arg_data;
-			xres = XDRPROC(xdr_rpctest_data);
-			res = &res_data;
-			data_result = true;
-			break;
-		case RPCTEST_SINK:
-			if (!xdr_rpctest_data(&x, &arg_data)) {
-				rm.acpted_rply.ar_stat = GARBAGE_ARGS;
-				break;
-			}
-			sink.length = arg_data.rpctest_data_len;
-			sink.checksum = checksum(arg_data.rpctest_data_val,
-						 arg_data.rpctest_data_len);
-			xres = XDRPROC(xdr_rpctest_sink_res);
-			res = &sink;
-			break;
-		case RPCTEST_SOURCE:
-			if (!xdr_rpctest_source_args(&x, &sargs)) {
-				rm.acpted_rply.ar_stat = GARBAGE_ARGS;
-				break;
-			}
-			if (sargs.length > PEER_REGION / 2) {
-				rm.acpted_rply.ar_stat = SYSTEM_ERR;
-				break;
-			}
-			res_data.rpctest_data_len = (u_int)sargs.length;
-			res_data.rpctest_data_val = malloc(sargs.length ? sargs.length : 1);
-			if (!res_data.rpctest_data_val) {
-				rm.acpted_rply.ar_stat = SYSTEM_ERR;
-				break;
-			}
-			pattern_fill(res_data.rpctest_data_val, sargs.length, sargs.seed);
-			xres = XDRPROC(xdr_rpctest_data);
-			res = &res_data;
-			data_result = true;
-			break;
-		default:
-			rm.acpted_rply.ar_stat = PROC_UNAVAIL;
-			break;
-		}
+		fn = find_proc(cm.rm_call.cb_proc);
+		rm.acpted_rply.ar_stat = fn ? fn(&x, &run) : PROC_UNAVAIL;
 	}
 	xdr_destroy(&x);
 
@@ -134,16 +174,16 @@ dispatch(struct server *s, struct pconn *c, size_t clen)
 		c->rhdr.wsegs[i] = c->hdr.wsegs[i];
 		c->rhdr.wsegs[i].length = 0;
 	}
-	if (data_result && rm.acpted_rply.ar_stat == SUCCESS && c->hdr.nwrites &&
-	    use_write_chunk(c, &res_data)) {
-		xres = XDRPROC(xdr_opaque_len_only);
+	if (run.data_result && rm.acpted_rply.ar_stat == SUCCESS && c->hdr.nwrites &&
+	    use_write_chunk(c, &run.data)) {
+		run.xres = XDRPROC(xdr_opaque_len_only);
 		snprintf(notebuf, sizeof(notebuf), "write_chunk_used=%u",
-			 res_data.rpctest_data_len);
+			 run.data.rpctest_data_len);
 		note = notebuf;
 	}
 	if (rm.rm_reply.rp_stat == MSG_ACCEPTED && rm.acpted_rply.ar_stat == SUCCESS) {
-		rm.acpted_rply.ar_results.proc = xres;
-		rm.acpted_rply.ar_results.where = res;
+		rm.acpted_rply.ar_results.proc = run.xres;
+		rm.acpted_rply.ar_results.where = run.res;
 	}
 
 	xdrmem_create(&y, (char *)c->data_mem + PEER_REGION, PEER_REGION, XDR_ENCODE);
@@ -159,7 +199,7 @@ dispatch(struct server *s, struct pconn *c, size_t clen)
 			   accept_stat_name(rm.acpted_rply.ar_stat) : "DENIED", note);
 	}
 
-	if (cm.rm_call.cb_proc == RPCTEST_SOURCE)
-		free(res_data.rpctest_data_val);
-	xdr_free(XDRPROC(xdr_rpctest_data), (char *)&arg_data);
+	if (run.data_owned)
+		free(run.data.rpctest_data_val);
+	xdr_free(XDRPROC(xdr_rpctest_data), (char *)&run.args);
 }
