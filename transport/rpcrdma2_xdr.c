@@ -145,8 +145,9 @@ decode_chunk_lists(const uint8_t *p, const uint8_t *end,
 }
 
 /*
- * Draft s4.2.1 lists RDMA2_MSG, RDMA2_ERROR and RDMA2_OPTIONAL but says
- * nothing of RDMA2_NOMSG; s4.2.3 keeps Version One's error handling, in
+ * draft-cel-nfsv4-rpcrdma-version-two-01 s4.2.1 lists RDMA2_MSG,
+ * RDMA2_ERROR and RDMA2_OPTIONAL but says nothing of RDMA2_NOMSG; s4.2.3
+ * keeps Version One's error handling, in
  * which an RDMA_NOMSG without a chunk to carry its message is an XDR
  * error (RFC 8166 s5.5.2) and no payload follows it (s5.1.4, Table 1).
  * The same rule holds here.
@@ -169,6 +170,11 @@ decode_nomsg(const uint8_t *p, const uint8_t *end, struct rpcrdma2_hdr *hdr)
  * added to the error structure too; the XDR (s4.2) has none, and s4.2.2
  * says an RDMA2_ERROR always travels Responder-to-Requester.  No direction
  * word is written or read; decode reports RDMA2_DIR_REPLY.
+ *
+ * draft-cel-nfsv4-rpcrdma-version-two-01 s5.2 has a responder without
+ * Version Two send RDMA2_ERROR/RDMA2_ERR_VERS, elements it cannot know.
+ * What it sends is Version One's RDMA_ERROR/ERR_VERS echoing version 2
+ * (RFC 8166 s5.5), the same octets, so this decoder reads it.
  *
  * A range whose low end is above its high end offers no version to
  * choose (s5.2): refused both ways.

@@ -41,8 +41,10 @@
 /* Draft s2.3: the inline threshold every Version Two receiver takes. */
 #define RPCRDMA2_INLINE_DEFAULT 4096
 /*
- * Draft s5: the first message on a connection, sent before the peer's
- * version is known, fits Version One's default inline threshold.
+ * draft-cel-nfsv4-rpcrdma-version-two-01 s2.3 has senders assume 4096
+ * octets, s5 keeps the first message on a connection, sent before the
+ * peer's version is known, within Version One's default: this until the
+ * version is agreed (s5.1, s5.2), RPCRDMA2_INLINE_DEFAULT after.
  */
 #define RPCRDMA2_NEGOTIATE_INLINE 1024
 
