@@ -164,7 +164,7 @@ conf_file() {
 	client --shim --env "RPCRDMA_SHIM_CONFIG=$f" -m tli -h 127.0.0.1 -p "$PORT" -o null
 	assert_failure 1
 	assert_line --regexp "^rpcrdma-shim\[rpctest-client:[0-9]+\]: error: $(re_quote "$f"):2: credits = 0: must be from 1 to 1024$"
-	assert_line --regexp "^rpcrdma-shim\[rpctest-client:[0-9]+\]: error: client to 127\.0\.0\.1 port $PORT: RDMA required, but the configuration has errors$"
+	assert_shim_line --comm rpctest-client required 127.0.0.1 "$PORT" 'the configuration has errors$'
 	assert_line --partial "RPC: Remote system error - Invalid argument"
 	refute_line "null ok"
 	stop_server
@@ -182,7 +182,7 @@ conf_file() {
 	# with a good configuration require-rdma fails for the real reason.
 	client --shim --env RPCRDMA_SHIM_MODE=require-rdma -m tli -h 127.0.0.1 -p "$PORT" -o null
 	assert_failure 1
-	assert_line --regexp "error: client to 127\.0\.0\.1 port $PORT: RDMA required, but no RDMA device$"
+	assert_shim_line required 127.0.0.1 "$PORT" 'no RDMA device$'
 }
 
 @test "search order: RPCRDMA_SHIM_CONFIG, then \$XDG_CONFIG_HOME, then ~/.config; the environment wins over files" {
