@@ -1,0 +1,307 @@
+#!/usr/bin/env bats
+#
+# The Linux kernel's NFS client as the peer: it mounts nfstest-server (an
+# ordinary user-space NFS version 3 server on libtirpc, run unprivileged
+# with the shim preloaded) over RPC-over-RDMA and, for comparison, over
+# TCP.  The kernel client uses Read chunks for WRITE, Write chunks for
+# READ, Reply chunks for READDIRPLUS, many calls in flight and Send With
+# Invalidate: whatever it does, every byte must come out right, and the
+# kernel must have nothing to complain about.
+
+load ../helpers
+load ../tools
+load nfs
+
+setup_file() {
+	nfs_load_modules
+}
+
+setup() {
+	require_nfs
+	require_jq
+}
+
+teardown() {
+	nfs_teardown
+}
+
+# The RDMA connection the shim's server accepted from the kernel, its RFC
+# 8797 private data recognised, and the server's own view of the transfer
+# sizes (FSINFO) taken from the RDMA transport as from a TCP socket.
+assert_kernel_rdma_connection() {
+	assert_log "$SERVER_LOG" "server: RDMA connection from ${RXE_ADDR//./\\.} port [0-9]+: inline 4096/4096, credits [0-9]+, R=1$"
+	refute_log "$SERVER_LOG" "no RFC 8797 private data"
+	refute_log "$SERVER_LOG" "cannot determine the socket type"
+}
+
+# rpcrdma-stat shows the server's RDMA connection from the kernel with at
+# least N calls, private data and remote invalidation.
+assert_stat_rdma_calls() {
+	local n=$1 doc
+	doc=$("$RPCRDMA_TEST_STAT" -j -p "$SERVER_PID") || fail "rpcrdma-stat -j -p $SERVER_PID failed"
+	jq -e --argjson n "$n" '[.processes[].transports[]
+		| select(.role == "server" and .transport == "rdma" and .calls >= $n
+			 and .peer_private_data == true and .remote_invalidate == true)]
+		| length == 1' <<<"$doc" >/dev/null ||
+		fail "rpcrdma-stat shows no RDMA server connection with $n calls or more:
+$doc"
+}
+
+@test "the kernel mounts the user-space server over RDMA: xprt rdma, 1 MiB transfers from FSINFO" {
+	nfs_serve
+	nfs_mount rdma
+	run mount_line "$MNT"
+	assert_output --regexp " nfs .*vers=3,.*proto=rdma,port=$NFS_PORT,"
+	assert_output --regexp "[ ,]wsize=1048576[ ,]"
+	# rsize is the smaller of the option and FSINFO's rtmax: the server
+	# found a stream behind the RDMA transport's descriptor.
+	assert_output --regexp "[ ,]rsize=1048576[ ,]"
+	run mount_xprt "$MNT"
+	assert_output rdma
+	echo hello >"$MNT/hello"
+	assert_equal "$(cat "$NFS_EXPORT/hello")" hello
+	assert_kernel_rdma_connection
+	assert_stat_rdma_calls 5
+	nfs_finish
+}
+
+@test "the same server over TCP: xprt tcp, 1 MiB transfers" {
+	nfs_serve
+	nfs_mount tcp
+	run mount_line "$MNT"
+	assert_output --regexp " nfs .*vers=3,.*rsize=1048576,wsize=1048576,.*proto=tcp,port=$NFS_PORT,"
+	run mount_xprt "$MNT"
+	assert_output tcp
+	refute_log "$SERVER_LOG" "cannot determine the socket type"
+	nfs_finish
+}
+
+# Sizes around a page and a transfer; the largest one is bounded by the
+# emulator's speed (a few MB/s over soft-RoCE).
+FILE_SIZES="0 1 4095 4096 4097 1048579 67108864"
+BIG=67108864
+
+# Files of every size written through the mount (buffered and O_DIRECT)
+# and checked on the server's tmpfs, then, with the client's caches
+# dropped, read back through the mount both ways, with files the server
+# made itself.
+files_both_ways() {
+	local xprt=$1 size ref
+	nfs_serve
+	nfs_mount "$xprt"
+	for size in $FILE_SIZES; do
+		ref=$BATS_TEST_TMPDIR/ref.$size
+		pattern "$ref" "$((size + 1))" "$size"
+		cp "$ref" "$NFS_EXPORT/server.$size"
+		dd if="$ref" of="$MNT/buffered.$size" bs=1M conv=fsync status=none
+		dd if="$ref" of="$MNT/direct.$size" bs=1M oflag=direct status=none
+		same "$ref" "$NFS_EXPORT/buffered.$size"
+		same "$ref" "$NFS_EXPORT/direct.$size"
+	done
+	drop_caches
+	for size in $FILE_SIZES; do
+		ref=$BATS_TEST_TMPDIR/ref.$size
+		# The largest files once each way (the emulator is slow).
+		if ((size != BIG)); then
+			same "$ref" "$MNT/buffered.$size"
+			dd if="$MNT/direct.$size" of="$BATS_TEST_TMPDIR/in" bs=1M iflag=direct status=none
+			same "$ref" "$BATS_TEST_TMPDIR/in"
+		fi
+		same "$ref" "$MNT/server.$size"
+		dd if="$MNT/server.$size" of="$BATS_TEST_TMPDIR/in" bs=1M iflag=direct status=none
+		same "$ref" "$BATS_TEST_TMPDIR/in"
+	done
+	# The server's files are the size they should be, as the client sees them.
+	run stat -c '%s %n' "$MNT/direct.$BIG" "$MNT/buffered.4097"
+	assert_line "$BIG $MNT/direct.$BIG"
+	assert_line "4097 $MNT/buffered.4097"
+	[[ $xprt == tcp ]] || assert_stat_rdma_calls 200
+	nfs_finish
+}
+
+@test "rdma: files of 0 B to 64 MiB, buffered and O_DIRECT, byte-exact both ways" {
+	files_both_ways rdma
+}
+
+@test "tcp: files of 0 B to 64 MiB, buffered and O_DIRECT, byte-exact both ways" {
+	files_both_ways tcp
+}
+
+# 2000 entries made on the server, each with its own size, listed by the
+# client with ls -l (READDIRPLUS in Reply chunks over RDMA); listed again
+# while it changes, then removed through the mount.
+big_directory() {
+	local xprt=$1 i
+	nfs_serve
+	mkdir "$NFS_EXPORT/d"
+	for ((i = 1; i <= 2000; i++)); do
+		printf '%*s' "$i" '' >"$NFS_EXPORT/d/f$i"
+	done
+	chown -R nobody:nogroup "$NFS_EXPORT/d"
+	nfs_mount "$xprt"
+
+	ls -l "$MNT/d" >"$BATS_TEST_TMPDIR/ls" || fail "ls -l failed"
+	awk 'NF >= 9 { print $9, $5 }' "$BATS_TEST_TMPDIR/ls" | sort >"$BATS_TEST_TMPDIR/got"
+	for ((i = 1; i <= 2000; i++)); do
+		echo "f$i $i"
+	done | sort >"$BATS_TEST_TMPDIR/want"
+	diff "$BATS_TEST_TMPDIR/want" "$BATS_TEST_TMPDIR/got" >&2 ||
+		fail "ls -l of 2000 entries over $xprt: names or sizes differ (above)"
+	run head -n 1 "$BATS_TEST_TMPDIR/ls"
+	assert_output --regexp '^total [0-9]+$'
+
+	# Entries come and go on the server while the client lists: every
+	# name that stays is listed exactly once, whatever was created or
+	# removed between two READDIRPLUS calls (the cookies are not
+	# positions).
+	perl -e 'my $d = shift; $SIG{TERM} = sub { exit 0 };
+		while (1) { for my $i (1 .. 40) { open(my $f, ">", "$d/churn$i") and close($f) }
+			    unlink glob("$d/churn*") }' "$NFS_EXPORT/d" &
+	local churn=$! round
+	SERVER_PIDS+=("$churn")
+	for round in 1 2 3; do
+		ls -f "$MNT/d" >"$BATS_TEST_TMPDIR/ls$round" || fail "ls -f failed in round $round"
+		grep -v '^churn' "$BATS_TEST_TMPDIR/ls$round" | sort >"$BATS_TEST_TMPDIR/got"
+		{ printf '%s\n' . ..; for ((i = 1; i <= 2000; i++)); do echo "f$i"; done; } |
+			sort >"$BATS_TEST_TMPDIR/want"
+		diff "$BATS_TEST_TMPDIR/want" "$BATS_TEST_TMPDIR/got" >&2 ||
+			fail "listing $round while the directory changed: entries missing or twice (above)"
+	done
+	_stop_pid "$churn"
+
+	rm -r "$MNT/d" || fail "rm -r over $xprt failed"
+	[[ ! -e $NFS_EXPORT/d ]] || fail "the directory is still there: $(ls "$NFS_EXPORT/d" | head)"
+	nfs_finish
+}
+
+@test "rdma: ls -l of a 2000-entry directory, names and sizes right; removed through the mount" {
+	big_directory rdma
+}
+
+@test "tcp: ls -l of a 2000-entry directory, names and sizes right; removed through the mount" {
+	big_directory tcp
+}
+
+# Long symbolic links, renames of files and directories, removal, mkdir
+# and rmdir, each seen from the server's side.
+names() {
+	local xprt=$1 target
+	nfs_serve
+	nfs_mount "$xprt"
+	# A 1000-character target: 100 components of 9 characters and slashes.
+	target=$(printf 'component%.0s/' {1..100})
+	target=${target%/}
+	assert_equal "${#target}" 999
+	target+=x
+	ln -s "$target" "$MNT/long"
+	assert_equal "$(readlink "$NFS_EXPORT/long")" "$target"
+	drop_caches
+	assert_equal "$(readlink "$MNT/long")" "$target"
+	ln -s short "$MNT/short"
+	assert_equal "$(readlink "$MNT/short")" short
+
+	mkdir -p "$MNT/a/b/c"
+	echo one >"$MNT/a/b/c/file"
+	mv "$MNT/a/b/c/file" "$MNT/a/b/c/renamed"
+	[[ ! -e $NFS_EXPORT/a/b/c/file ]] || fail "the old name is still there"
+	assert_equal "$(cat "$NFS_EXPORT/a/b/c/renamed")" one
+	# A directory renamed: what it holds is reached under its new name.
+	mv "$MNT/a/b" "$MNT/a/moved"
+	drop_caches
+	assert_equal "$(cat "$MNT/a/moved/c/renamed")" one
+	echo two >>"$MNT/a/moved/c/renamed"
+	assert_equal "$(cat "$NFS_EXPORT/a/moved/c/renamed")" "one
+two"
+	# Renamed over an existing file.
+	echo three >"$MNT/a/other"
+	mv "$MNT/a/other" "$MNT/a/moved/c/renamed"
+	assert_equal "$(cat "$NFS_EXPORT/a/moved/c/renamed")" three
+
+	run rmdir "$MNT/a/moved/c"
+	assert_failure
+	assert_output --partial "Directory not empty"
+	rm "$MNT/a/moved/c/renamed" "$MNT/long" "$MNT/short"
+	rmdir "$MNT/a/moved/c" "$MNT/a/moved" "$MNT/a"
+	run ls -A "$NFS_EXPORT"
+	assert_output ""
+	nfs_finish
+}
+
+@test "rdma: symbolic links of 1000 characters, rename, remove, mkdir and rmdir" {
+	names rdma
+}
+
+@test "tcp: symbolic links of 1000 characters, rename, remove, mkdir and rmdir" {
+	names tcp
+}
+
+# 4 readers and 4 writers at once, each on its own 8 MiB file, buffered:
+# read-ahead and write-back keep many calls in flight on the one
+# connection, more than one credit's worth.
+concurrent() {
+	local xprt=$1 i
+	local -a pids=()
+	nfs_serve
+	nfs_mount "$xprt"
+	for i in 1 2 3 4; do
+		pattern "$BATS_TEST_TMPDIR/r$i" "$((100 + i))" 8388608
+		pattern "$BATS_TEST_TMPDIR/w$i" "$((200 + i))" 8388608
+		cp "$BATS_TEST_TMPDIR/r$i" "$NFS_EXPORT/r$i"
+	done
+	drop_caches
+	for i in 1 2 3 4; do
+		cat "$MNT/r$i" >"$BATS_TEST_TMPDIR/in$i" &
+		pids+=($!)
+		dd if="$BATS_TEST_TMPDIR/w$i" of="$MNT/w$i" bs=1M conv=fsync status=none &
+		pids+=($!)
+	done
+	for i in "${pids[@]}"; do
+		wait "$i" || fail "a reader or writer failed over $xprt"
+	done
+	for i in 1 2 3 4; do
+		same "$BATS_TEST_TMPDIR/r$i" "$BATS_TEST_TMPDIR/in$i"
+		same "$BATS_TEST_TMPDIR/w$i" "$NFS_EXPORT/w$i"
+	done
+	[[ $xprt == tcp ]] || assert_stat_rdma_calls 64
+	nfs_finish
+}
+
+@test "rdma: 4 readers and 4 writers at once, every byte right" {
+	concurrent rdma
+}
+
+@test "tcp: 4 readers and 4 writers at once, every byte right" {
+	concurrent tcp
+}
+
+# -u: the server starts as root and runs each request as the caller's
+# AUTH_SYS identity.
+per_user() {
+	local xprt=$1
+	nfs_serve --root -u
+	nfs_mount "$xprt"
+	setpriv --reuid=1000 --regid=1000 --clear-groups sh -c \
+		"echo mine >'$MNT/by1000' && mkdir '$MNT/dir1000'" ||
+		fail "uid 1000 could not create in the mount"
+	echo root >"$MNT/byroot"
+	chmod 644 "$MNT/byroot"
+	run stat -c '%u:%g %n' "$NFS_EXPORT/by1000" "$NFS_EXPORT/dir1000" "$NFS_EXPORT/byroot"
+	assert_line "1000:1000 $NFS_EXPORT/by1000"
+	assert_line "1000:1000 $NFS_EXPORT/dir1000"
+	assert_line "0:0 $NFS_EXPORT/byroot"
+	# The server's permission checks are the caller's.
+	run setpriv --reuid=1000 --regid=1000 --clear-groups sh -c "echo x >>'$MNT/byroot'"
+	assert_failure
+	assert_output --partial "Permission denied"
+	assert_equal "$(cat "$NFS_EXPORT/byroot")" root
+	nfs_finish
+}
+
+@test "tcp: -u, files made through the mount by uid 1000 are owned by uid 1000" {
+	per_user tcp
+}
+
+@test "rdma: -u, files made through the mount by uid 1000 are owned by uid 1000" {
+	per_user rdma
+	assert_kernel_rdma_connection
+}
