@@ -128,23 +128,22 @@ files_both_ways() {
 }
 
 # 2000 entries made on the server, each with its own size, listed by the
-# client with ls -l (READDIRPLUS in Reply chunks over RDMA); listed again
-# while it changes, then removed through the mount.
+# client with ls -l (READDIRPLUS in Reply chunks over RDMA), and listed
+# again while it changes.  Loops of 2000 run in perl, seq and awk: bats
+# traps every command a test runs itself, which makes shell loops slow.
 big_directory() {
-	local xprt=$1 i
+	local xprt=$1
 	nfs_serve
 	mkdir "$NFS_EXPORT/d"
-	for ((i = 1; i <= 2000; i++)); do
-		printf '%*s' "$i" '' >"$NFS_EXPORT/d/f$i"
-	done
+	perl -e 'for my $i (1 .. 2000) {
+		open(my $f, ">", "$ARGV[0]/f$i") or die "$ARGV[0]/f$i: $!"; print $f " " x $i }' \
+		"$NFS_EXPORT/d"
 	chown -R nobody:nogroup "$NFS_EXPORT/d"
 	nfs_mount "$xprt"
 
 	ls -l "$MNT/d" >"$BATS_TEST_TMPDIR/ls" || fail "ls -l failed"
 	awk 'NF >= 9 { print $9, $5 }' "$BATS_TEST_TMPDIR/ls" | sort >"$BATS_TEST_TMPDIR/got"
-	for ((i = 1; i <= 2000; i++)); do
-		echo "f$i $i"
-	done | sort >"$BATS_TEST_TMPDIR/want"
+	seq 2000 | awk '{ print "f" $1, $1 }' | sort >"$BATS_TEST_TMPDIR/want"
 	diff "$BATS_TEST_TMPDIR/want" "$BATS_TEST_TMPDIR/got" >&2 ||
 		fail "ls -l of 2000 entries over $xprt: names or sizes differ (above)"
 	run head -n 1 "$BATS_TEST_TMPDIR/ls"
@@ -156,29 +155,25 @@ big_directory() {
 	# positions).
 	perl -e 'my $d = shift; $SIG{TERM} = sub { exit 0 };
 		while (1) { for my $i (1 .. 40) { open(my $f, ">", "$d/churn$i") and close($f) }
-			    unlink glob("$d/churn*") }' "$NFS_EXPORT/d" &
+			    unlink glob("$d/churn*"); select(undef, undef, undef, 0.02) }' "$NFS_EXPORT/d" &
 	local churn=$! round
 	SERVER_PIDS+=("$churn")
+	{ printf '%s\n' . ..; seq -f 'f%.0f' 2000; } | sort >"$BATS_TEST_TMPDIR/want"
 	for round in 1 2 3; do
 		ls -f "$MNT/d" >"$BATS_TEST_TMPDIR/ls$round" || fail "ls -f failed in round $round"
 		grep -v '^churn' "$BATS_TEST_TMPDIR/ls$round" | sort >"$BATS_TEST_TMPDIR/got"
-		{ printf '%s\n' . ..; for ((i = 1; i <= 2000; i++)); do echo "f$i"; done; } |
-			sort >"$BATS_TEST_TMPDIR/want"
 		diff "$BATS_TEST_TMPDIR/want" "$BATS_TEST_TMPDIR/got" >&2 ||
 			fail "listing $round while the directory changed: entries missing or twice (above)"
 	done
 	_stop_pid "$churn"
-
-	rm -r "$MNT/d" || fail "rm -r over $xprt failed"
-	[[ ! -e $NFS_EXPORT/d ]] || fail "the directory is still there: $(ls "$NFS_EXPORT/d" | head)"
 	nfs_finish
 }
 
-@test "rdma: ls -l of a 2000-entry directory, names and sizes right; removed through the mount" {
+@test "rdma: ls -l of a 2000-entry directory, names and sizes right, also while it changes" {
 	big_directory rdma
 }
 
-@test "tcp: ls -l of a 2000-entry directory, names and sizes right; removed through the mount" {
+@test "tcp: ls -l of a 2000-entry directory, names and sizes right, also while it changes" {
 	big_directory tcp
 }
 

@@ -23,7 +23,7 @@ NFS_MNT=$NFS_BASE/mnt		# mount points: $NFS_MNT/rdma, $NFS_MNT/tcp
 NFS_MOUNT_OPTS=vers=3,mountproto=tcp,nolock,rsize=1048576,wsize=1048576
 
 # Bound on one mount(8) or umount(8).
-: "${NFS_MOUNT_TIMEOUT:=60}"
+: "${NFS_MOUNT_TIMEOUT:=30}"
 
 NFS_MOUNTS=()
 NFS_DMESG_LINES=0

@@ -487,9 +487,10 @@ plus_entry(const struct obj *dir, const char *name, entryplus3 *e)
 		char *slash = strrchr(dir->path, '/');
 
 		if (fh_is_root(fh_id_of(&dir->st)) || !slash)
-			o.st = *fh_root_stat();
-		else if (!(path = strndup(dir->path, (size_t)(slash - dir->path))) ||
-			 lstat(path, &o.st) < 0)
+			path = strdup(fh_root_path());
+		else
+			path = strndup(dir->path, (size_t)(slash - dir->path));
+		if (!path || lstat(path, &o.st) < 0)
 			goto out;
 	} else if (child_path(dir, name, false, &path) != NFS3_OK || lstat(path, &o.st) < 0) {
 		goto out;	/* gone since the listing: no attributes */

@@ -79,12 +79,10 @@ parent_of(const struct obj *dir, struct obj *p)
 {
 	char *slash;
 
-	if (fh_is_root(fh_id_of(&dir->st)) || !(slash = strrchr(dir->path, '/'))) {
+	if (fh_is_root(fh_id_of(&dir->st)) || !(slash = strrchr(dir->path, '/')))
 		p->path = strdup(fh_root_path());
-		p->st = *fh_root_stat();
-		return p->path ? NFS3_OK : NFS3ERR_SERVERFAULT;
-	}
-	p->path = strndup(dir->path, (size_t)(slash - dir->path));
+	else
+		p->path = strndup(dir->path, (size_t)(slash - dir->path));
 	if (!p->path)
 		return NFS3ERR_SERVERFAULT;
 	if (lstat(p->path, &p->st) < 0)
