@@ -182,7 +182,12 @@ listen_socket(const char *addr, unsigned int port, int *family)
 		return -1;
 	}
 	*family = ss.ss_family;
-	fd = socket(ss.ss_family, SOCK_STREAM, 0);
+	/*
+	 * Non-blocking, as pre-forking servers make it: every worker polls
+	 * the listener, and those that lose the race to accept() must get
+	 * EAGAIN, not block in it.
+	 */
+	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK, 0);
 	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
 	    bind(fd, (struct sockaddr *)&ss, sslen) < 0 || listen(fd, SOMAXCONN) < 0) {
 		fprintf(stderr, "%s: cannot listen on %s port %u: %s\n",
@@ -467,7 +472,7 @@ usage(void)
 		"  -U ID     the identity of requests without AUTH_SYS under -u\n"
 		"            (default 65534:65534)\n"
 		"  -D        daemonize once the transports exist (the child writes FILE)\n"
-		"  -W N      pre-fork N worker processes (1-%d) that all serve\n"
+		"  -W N      pre-fork N worker processes (1-%d) that all serve (with -p)\n"
 		"SIGTERM or SIGINT stop the server; it then exits 0.\n",
 		PROGNAME, MAX_WORKERS);
 	exit(EX_USAGE);
@@ -521,7 +526,7 @@ main(int argc, char **argv)
 	unsigned int port = 0, bound = 0;
 	bool have_port = false, detach = false;
 	enum loop loop = LOOP_SVC_RUN;
-	int workers = 0, opt;
+	int workers = 0, status, opt;
 	struct sigaction sa;
 
 	while ((opt = getopt(argc, argv, "d:p:a:r:L:uU:DW:h")) != -1) {
@@ -573,6 +578,10 @@ main(int argc, char **argv)
 		fprintf(stderr, "%s: -a needs -p (svc_create binds every address)\n", PROGNAME);
 		usage();
 	}
+	if (workers && !have_port) {
+		fprintf(stderr, "%s: -W needs -p (the workers share its listening socket)\n", PROGNAME);
+		usage();
+	}
 	if (!addr)
 		addr = "0.0.0.0";
 
@@ -605,5 +614,11 @@ main(int argc, char **argv)
 		return 1;
 	if (workers)
 		return run_workers(workers, loop, ready, bound);
-	return serve_until_stopped(loop, ready, bound);
+	status = serve_until_stopped(loop, ready, bound);
+	if (!have_port) {
+		/* Leave rpcbind as it was found. */
+		svc_unreg(NFS_PROGRAM, NFS_V3);
+		svc_unreg(MOUNT_PROGRAM, MOUNT_V3);
+	}
+	return status;
 }
