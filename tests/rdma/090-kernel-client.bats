@@ -6,14 +6,20 @@
 # TCP.  The kernel client uses Read chunks for WRITE, Write chunks for
 # READ, Reply chunks for READDIRPLUS, many calls in flight and Send With
 # Invalidate: whatever it does, every byte must come out right, and the
-# kernel must have nothing to complain about.
+# kernel must have nothing to complain about.  One server serves the file's
+# tests, mounted over both transports (see nfs.bash); the last of them
+# unmounts and stops it.
 
 load ../helpers
 load ../tools
 load nfs
 
 setup_file() {
-	nfs_load_modules
+	nfs_file_setup
+}
+
+teardown_file() {
+	nfs_file_teardown
 }
 
 setup() {
@@ -48,8 +54,7 @@ $doc"
 }
 
 @test "the kernel mounts the user-space server over RDMA: xprt rdma, 1 MiB transfers from FSINFO" {
-	nfs_serve
-	nfs_mount rdma
+	nfs_use rdma
 	run mount_line "$MNT"
 	assert_output --regexp " nfs .*vers=3,.*proto=rdma,port=$NFS_PORT,"
 	assert_output --regexp "[ ,]wsize=1048576[ ,]"
@@ -58,22 +63,21 @@ $doc"
 	assert_output --regexp "[ ,]rsize=1048576[ ,]"
 	run mount_xprt "$MNT"
 	assert_output rdma
-	echo hello >"$MNT/hello"
-	assert_equal "$(cat "$NFS_EXPORT/hello")" hello
+	echo hello >"$W/hello"
+	assert_equal "$(cat "$SW/hello")" hello
 	assert_kernel_rdma_connection
 	assert_stat_rdma_calls 5
-	nfs_finish
 }
 
 @test "the same server over TCP: xprt tcp, 1 MiB transfers" {
-	nfs_serve
-	nfs_mount tcp
+	nfs_use tcp
 	run mount_line "$MNT"
 	assert_output --regexp " nfs .*vers=3,.*rsize=1048576,wsize=1048576,.*proto=tcp,port=$NFS_PORT,"
 	run mount_xprt "$MNT"
 	assert_output tcp
+	echo hello >"$W/hello"
+	assert_equal "$(cat "$SW/hello")" hello
 	refute_log "$SERVER_LOG" "cannot determine the socket type"
-	nfs_finish
 }
 
 # Sizes around a page and a transfer; the largest one is bounded by the
@@ -87,36 +91,34 @@ BIG=67108864
 # made itself.
 files_both_ways() {
 	local xprt=$1 size ref
-	nfs_serve
-	nfs_mount "$xprt"
+	nfs_use "$xprt"
 	for size in $FILE_SIZES; do
 		ref=$BATS_TEST_TMPDIR/ref.$size
 		pattern "$ref" "$((size + 1))" "$size"
-		cp "$ref" "$NFS_EXPORT/server.$size"
-		dd if="$ref" of="$MNT/buffered.$size" bs=1M conv=fsync status=none
-		dd if="$ref" of="$MNT/direct.$size" bs=1M oflag=direct status=none
-		same "$ref" "$NFS_EXPORT/buffered.$size"
-		same "$ref" "$NFS_EXPORT/direct.$size"
+		cp "$ref" "$SW/server.$size"
+		dd if="$ref" of="$W/buffered.$size" bs=1M conv=fsync status=none
+		dd if="$ref" of="$W/direct.$size" bs=1M oflag=direct status=none
+		same "$ref" "$SW/buffered.$size"
+		same "$ref" "$SW/direct.$size"
 	done
 	drop_caches
 	for size in $FILE_SIZES; do
 		ref=$BATS_TEST_TMPDIR/ref.$size
 		# The largest files once each way (the emulator is slow).
 		if ((size != BIG)); then
-			same "$ref" "$MNT/buffered.$size"
-			dd if="$MNT/direct.$size" of="$BATS_TEST_TMPDIR/in" bs=1M iflag=direct status=none
+			same "$ref" "$W/buffered.$size"
+			dd if="$W/direct.$size" of="$BATS_TEST_TMPDIR/in" bs=1M iflag=direct status=none
 			same "$ref" "$BATS_TEST_TMPDIR/in"
 		fi
-		same "$ref" "$MNT/server.$size"
-		dd if="$MNT/server.$size" of="$BATS_TEST_TMPDIR/in" bs=1M iflag=direct status=none
+		same "$ref" "$W/server.$size"
+		dd if="$W/server.$size" of="$BATS_TEST_TMPDIR/in" bs=1M iflag=direct status=none
 		same "$ref" "$BATS_TEST_TMPDIR/in"
 	done
 	# The server's files are the size they should be, as the client sees them.
-	run stat -c '%s %n' "$MNT/direct.$BIG" "$MNT/buffered.4097"
-	assert_line "$BIG $MNT/direct.$BIG"
-	assert_line "4097 $MNT/buffered.4097"
+	run stat -c '%s %n' "$W/direct.$BIG" "$W/buffered.4097"
+	assert_line "$BIG $W/direct.$BIG"
+	assert_line "4097 $W/buffered.4097"
 	[[ $xprt == tcp ]] || assert_stat_rdma_calls 200
-	nfs_finish
 }
 
 @test "rdma: files of 0 B to 64 MiB, buffered and O_DIRECT, byte-exact both ways" {
@@ -133,15 +135,14 @@ files_both_ways() {
 # traps every command a test runs itself, which makes shell loops slow.
 big_directory() {
 	local xprt=$1
-	nfs_serve
-	mkdir "$NFS_EXPORT/d"
+	nfs_use "$xprt"
+	mkdir "$SW/d"
 	perl -e 'for my $i (1 .. 2000) {
 		open(my $f, ">", "$ARGV[0]/f$i") or die "$ARGV[0]/f$i: $!"; print $f " " x $i }' \
-		"$NFS_EXPORT/d"
-	chown -R nobody:nogroup "$NFS_EXPORT/d"
-	nfs_mount "$xprt"
+		"$SW/d"
+	chown -R nobody:nogroup "$SW/d"
 
-	ls -l "$MNT/d" >"$BATS_TEST_TMPDIR/ls" || fail "ls -l failed"
+	ls -l "$W/d" >"$BATS_TEST_TMPDIR/ls" || fail "ls -l failed"
 	awk 'NF >= 9 { print $9, $5 }' "$BATS_TEST_TMPDIR/ls" | sort >"$BATS_TEST_TMPDIR/got"
 	seq 2000 | awk '{ print "f" $1, $1 }' | sort >"$BATS_TEST_TMPDIR/want"
 	diff "$BATS_TEST_TMPDIR/want" "$BATS_TEST_TMPDIR/got" >&2 ||
@@ -155,18 +156,17 @@ big_directory() {
 	# positions).
 	perl -e 'my $d = shift; $SIG{TERM} = sub { exit 0 };
 		while (1) { for my $i (1 .. 40) { open(my $f, ">", "$d/churn$i") and close($f) }
-			    unlink glob("$d/churn*"); select(undef, undef, undef, 0.02) }' "$NFS_EXPORT/d" &
+			    unlink glob("$d/churn*"); select(undef, undef, undef, 0.02) }' "$SW/d" &
 	local churn=$! round
 	SERVER_PIDS+=("$churn")
 	{ printf '%s\n' . ..; seq -f 'f%.0f' 2000; } | sort >"$BATS_TEST_TMPDIR/want"
 	for round in 1 2 3; do
-		ls -f "$MNT/d" >"$BATS_TEST_TMPDIR/ls$round" || fail "ls -f failed in round $round"
+		ls -f "$W/d" >"$BATS_TEST_TMPDIR/ls$round" || fail "ls -f failed in round $round"
 		grep -v '^churn' "$BATS_TEST_TMPDIR/ls$round" | sort >"$BATS_TEST_TMPDIR/got"
 		diff "$BATS_TEST_TMPDIR/want" "$BATS_TEST_TMPDIR/got" >&2 ||
 			fail "listing $round while the directory changed: entries missing or twice (above)"
 	done
 	_stop_pid "$churn"
-	nfs_finish
 }
 
 @test "rdma: ls -l of a 2000-entry directory, names and sizes right, also while it changes" {
@@ -181,45 +181,43 @@ big_directory() {
 # and rmdir, each seen from the server's side.
 names() {
 	local xprt=$1 target
-	nfs_serve
-	nfs_mount "$xprt"
+	nfs_use "$xprt"
 	# A 1000-character target: 100 components of 9 characters and slashes.
 	target=$(printf 'component%.0s/' {1..100})
 	target=${target%/}
 	assert_equal "${#target}" 999
 	target+=x
-	ln -s "$target" "$MNT/long"
-	assert_equal "$(readlink "$NFS_EXPORT/long")" "$target"
+	ln -s "$target" "$W/long"
+	assert_equal "$(readlink "$SW/long")" "$target"
 	drop_caches
-	assert_equal "$(readlink "$MNT/long")" "$target"
-	ln -s short "$MNT/short"
-	assert_equal "$(readlink "$MNT/short")" short
+	assert_equal "$(readlink "$W/long")" "$target"
+	ln -s short "$W/short"
+	assert_equal "$(readlink "$W/short")" short
 
-	mkdir -p "$MNT/a/b/c"
-	echo one >"$MNT/a/b/c/file"
-	mv "$MNT/a/b/c/file" "$MNT/a/b/c/renamed"
-	[[ ! -e $NFS_EXPORT/a/b/c/file ]] || fail "the old name is still there"
-	assert_equal "$(cat "$NFS_EXPORT/a/b/c/renamed")" one
+	mkdir -p "$W/a/b/c"
+	echo one >"$W/a/b/c/file"
+	mv "$W/a/b/c/file" "$W/a/b/c/renamed"
+	[[ ! -e $SW/a/b/c/file ]] || fail "the old name is still there"
+	assert_equal "$(cat "$SW/a/b/c/renamed")" one
 	# A directory renamed: what it holds is reached under its new name.
-	mv "$MNT/a/b" "$MNT/a/moved"
+	mv "$W/a/b" "$W/a/moved"
 	drop_caches
-	assert_equal "$(cat "$MNT/a/moved/c/renamed")" one
-	echo two >>"$MNT/a/moved/c/renamed"
-	assert_equal "$(cat "$NFS_EXPORT/a/moved/c/renamed")" "one
+	assert_equal "$(cat "$W/a/moved/c/renamed")" one
+	echo two >>"$W/a/moved/c/renamed"
+	assert_equal "$(cat "$SW/a/moved/c/renamed")" "one
 two"
 	# Renamed over an existing file.
-	echo three >"$MNT/a/other"
-	mv "$MNT/a/other" "$MNT/a/moved/c/renamed"
-	assert_equal "$(cat "$NFS_EXPORT/a/moved/c/renamed")" three
+	echo three >"$W/a/other"
+	mv "$W/a/other" "$W/a/moved/c/renamed"
+	assert_equal "$(cat "$SW/a/moved/c/renamed")" three
 
-	run rmdir "$MNT/a/moved/c"
+	run rmdir "$W/a/moved/c"
 	assert_failure
 	assert_output --partial "Directory not empty"
-	rm "$MNT/a/moved/c/renamed" "$MNT/long" "$MNT/short"
-	rmdir "$MNT/a/moved/c" "$MNT/a/moved" "$MNT/a"
-	run ls -A "$NFS_EXPORT"
+	rm "$W/a/moved/c/renamed" "$W/long" "$W/short"
+	rmdir "$W/a/moved/c" "$W/a/moved" "$W/a"
+	run ls -A "$SW"
 	assert_output ""
-	nfs_finish
 }
 
 @test "rdma: symbolic links of 1000 characters, rename, remove, mkdir and rmdir" {
@@ -236,18 +234,17 @@ two"
 concurrent() {
 	local xprt=$1 i
 	local -a pids=()
-	nfs_serve
-	nfs_mount "$xprt"
+	nfs_use "$xprt"
 	for i in 1 2 3 4; do
 		pattern "$BATS_TEST_TMPDIR/r$i" "$((100 + i))" 8388608
 		pattern "$BATS_TEST_TMPDIR/w$i" "$((200 + i))" 8388608
-		cp "$BATS_TEST_TMPDIR/r$i" "$NFS_EXPORT/r$i"
+		cp "$BATS_TEST_TMPDIR/r$i" "$SW/r$i"
 	done
 	drop_caches
 	for i in 1 2 3 4; do
-		cat "$MNT/r$i" >"$BATS_TEST_TMPDIR/in$i" &
+		cat "$W/r$i" >"$BATS_TEST_TMPDIR/in$i" &
 		pids+=($!)
-		dd if="$BATS_TEST_TMPDIR/w$i" of="$MNT/w$i" bs=1M conv=fsync status=none &
+		dd if="$BATS_TEST_TMPDIR/w$i" of="$W/w$i" bs=1M conv=fsync status=none &
 		pids+=($!)
 	done
 	for i in "${pids[@]}"; do
@@ -255,10 +252,9 @@ concurrent() {
 	done
 	for i in 1 2 3 4; do
 		same "$BATS_TEST_TMPDIR/r$i" "$BATS_TEST_TMPDIR/in$i"
-		same "$BATS_TEST_TMPDIR/w$i" "$NFS_EXPORT/w$i"
+		same "$BATS_TEST_TMPDIR/w$i" "$SW/w$i"
 	done
 	[[ $xprt == tcp ]] || assert_stat_rdma_calls 64
-	nfs_finish
 }
 
 @test "rdma: 4 readers and 4 writers at once, every byte right" {
@@ -269,8 +265,32 @@ concurrent() {
 	concurrent tcp
 }
 
+@test "umount over RDMA and TCP; the server serves on, then exits 0 on SIGTERM; the kernel logged nothing" {
+	nfs_use rdma
+	nfs_umount "$NFS_MNT/rdma"
+	nfs_umount "$NFS_MNT/tcp"
+	sleep 0.5
+	_alive "$SERVER_PID" || fail "nfstest-server ended when the client unmounted"
+	# Still serving: a new mount over RDMA reads what the tests left.
+	echo still >"$NFS_EXPORT/after-umount"
+	run timeout "$NFS_MOUNT_TIMEOUT" mount -t nfs \
+		-o "$NFS_MOUNT_OPTS,proto=rdma,port=$NFS_PORT,mountport=$NFS_PORT" \
+		"$RXE_ADDR:/" "$NFS_MNT/rdma"
+	assert_success
+	assert_equal "$(cat "$NFS_MNT/rdma/after-umount")" still
+	nfs_umount "$NFS_MNT/rdma"
+
+	kill -TERM "$SERVER_PID"
+	_wait_gone "$SERVER_PID" "$RPCTEST_STOP_TIMEOUT" ||
+		fail "nfstest-server did not stop within ${RPCTEST_STOP_TIMEOUT}s of SIGTERM"
+	wait_until 5 test -s "$BATS_FILE_TMPDIR/server.status"
+	assert_equal "$(nfs_file_status)" 0
+	assert_log "$SERVER_LOG" "stopped by signal 15"
+	assert_no_kernel_errors "$(nfs_file_dmesg_lines)"
+}
+
 # -u: the server starts as root and runs each request as the caller's
-# AUTH_SYS identity.
+# AUTH_SYS identity.  It has a server of its own.
 per_user() {
 	local xprt=$1
 	nfs_serve --root -u
@@ -280,15 +300,15 @@ per_user() {
 		fail "uid 1000 could not create in the mount"
 	echo root >"$MNT/byroot"
 	chmod 644 "$MNT/byroot"
-	run stat -c '%u:%g %n' "$NFS_EXPORT/by1000" "$NFS_EXPORT/dir1000" "$NFS_EXPORT/byroot"
-	assert_line "1000:1000 $NFS_EXPORT/by1000"
-	assert_line "1000:1000 $NFS_EXPORT/dir1000"
-	assert_line "0:0 $NFS_EXPORT/byroot"
+	run stat -c '%u:%g %n' "$NFS_OWN_EXPORT/by1000" "$NFS_OWN_EXPORT/dir1000" "$NFS_OWN_EXPORT/byroot"
+	assert_line "1000:1000 $NFS_OWN_EXPORT/by1000"
+	assert_line "1000:1000 $NFS_OWN_EXPORT/dir1000"
+	assert_line "0:0 $NFS_OWN_EXPORT/byroot"
 	# The server's permission checks are the caller's.
 	run setpriv --reuid=1000 --regid=1000 --clear-groups sh -c "echo x >>'$MNT/byroot'"
 	assert_failure
 	assert_output --partial "Permission denied"
-	assert_equal "$(cat "$NFS_EXPORT/byroot")" root
+	assert_equal "$(cat "$NFS_OWN_EXPORT/byroot")" root
 	nfs_finish
 }
 

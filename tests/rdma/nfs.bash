@@ -7,17 +7,21 @@
 #
 # nfstest-server (tests/programs/nfs) exports a tmpfs; the kernel mounts it
 # with NFS version 3 over RDMA (proto=rdma) or TCP, MOUNT over TCP on the
-# same port.  A test starts its server with nfs_serve and mounts it with
-# nfs_mount; teardown unmounts whatever is left, stops the server and
-# removes the export.
+# same port.  Program start-up is slow in the emulator, so the file shares
+# one server, run as nobody with the shim, mounted once over RDMA and once
+# over TCP (nfs_file_setup in setup_file, nfs_file_teardown in
+# teardown_file); each test works in its own directory of it (nfs_use).
+# Tests that need a server of their own start it with nfs_serve.
 
 NFSTEST_SERVER=$RPCTEST_BIN_DIR/nfs/nfstest-server
 NFSTEST_PATTERN=$RPCTEST_BIN_DIR/nfs/nfstest-pattern
 
 NFS_BASE=/srv/rpcrdma-nfstest
-NFS_EXPORT=$NFS_BASE/export	# a tmpfs, owned by the server's user
-NFS_RUN=$NFS_BASE/run		# the server's ready file
-NFS_MNT=$NFS_BASE/mnt		# mount points: $NFS_MNT/rdma, $NFS_MNT/tcp
+NFS_EXPORT=$NFS_BASE/export		# the file's server: a tmpfs owned by nobody
+NFS_MNT=$NFS_BASE/mnt			# its mounts: $NFS_MNT/rdma, $NFS_MNT/tcp
+NFS_OWN_EXPORT=$NFS_BASE/own-export	# a test's own server (nfs_serve)
+NFS_OWN_MNT=$NFS_BASE/own-mnt
+NFS_RUN=$NFS_BASE/run			# ready files, writable by nobody
 
 # The options of every mount but proto= and the ports.
 NFS_MOUNT_OPTS=vers=3,mountproto=tcp,nolock,rsize=1048576,wsize=1048576
@@ -26,54 +30,134 @@ NFS_MOUNT_OPTS=vers=3,mountproto=tcp,nolock,rsize=1048576,wsize=1048576
 : "${NFS_MOUNT_TIMEOUT:=30}"
 
 NFS_MOUNTS=()
-NFS_DMESG_LINES=0
 
-require_nfs() {
-	require_build
-	require_tools
-	require_rdma_device
-	require_env RXE_ADDR RXE_KROOT
-	local f
-	for f in "$NFSTEST_SERVER" "$NFSTEST_PATTERN"; do
-		[[ -x $f ]] || fail "$f is missing: build first (ninja -C build)"
-	done
-	[[ -d /sys/module/rpcrdma && -d /sys/module/nfsv3 ]] ||
-		fail "the kernel modules rpcrdma and nfsv3 are not loaded (setup_file loads them)"
-}
+# --- the file's server ------------------------------------------------------
 
-# The kernel's NFS client and its RDMA transport; the VM loads no module
-# by itself.
-nfs_load_modules() {
-	[[ -n ${RXE_KROOT:-} ]] || return 0
+# The kernel's NFS client and its RDMA transport (the VM loads no module by
+# itself), then the shared server and its two mounts.  Nothing here fails
+# the file: each test checks what it needs (nfs_use) and says what went
+# wrong, with the server's log.
+nfs_file_setup() {
+	[[ -n ${RXE_KROOT:-} && -n ${RXE_ADDR:-} ]] || return 0
 	modprobe -d "$RXE_KROOT" nfs && modprobe -d "$RXE_KROOT" nfsv3 &&
-		modprobe -d "$RXE_KROOT" rpcrdma
+		modprobe -d "$RXE_KROOT" rpcrdma || return 0
+	local dir=$BATS_FILE_TMPDIR
+	dmesg | wc -l >"$dir/dmesg.lines"
+	nfs_tmpfs "$NFS_EXPORT" nobody:nogroup 0755
+	mkdir -p "$NFS_MNT/rdma" "$NFS_MNT/tcp"
+	nfs_run_dir
+
+	local port
+	port=$(BATS_TEST_TMPDIR=$dir free_port)
+	echo "$port" >"$dir/port"
+	local -a cmd=(setpriv --reuid=nobody --regid=nogroup --clear-groups
+		env "LD_PRELOAD=$RPCRDMA_TEST_SHIM_LIB" "$NFSTEST_SERVER"
+		-d "$NFS_EXPORT" -a "$RXE_ADDR" -p "$port" -r "$NFS_RUN/ready.file")
+	echo "# ulimit -l 8192; ${cmd[*]}" >"$dir/server.log"
+	# A waiter keeps the server's exit status for the test that stops it
+	# (tests are not its parent).  Each command execs the next: the pid
+	# is the server's.
+	(
+		bash -c 'ulimit -l 8192 && exec "$@"' nfs_serve "${cmd[@]}" \
+			>>"$dir/server.log" 2>&1 </dev/null &
+		echo $! >"$dir/server.pid"
+		wait $!
+		echo $? >"$dir/server.status"
+	) </dev/null >/dev/null 2>&1 3>&- &
+	local deadline=$((SECONDS + RPCTEST_READY_TIMEOUT))
+	until [[ -s $NFS_RUN/ready.file ]]; do
+		[[ -e $dir/server.status ]] && return 0
+		((SECONDS < deadline)) || return 0
+		sleep 0.1
+	done
+	local xprt
+	for xprt in rdma tcp; do
+		timeout "$NFS_MOUNT_TIMEOUT" mount -t nfs \
+			-o "$NFS_MOUNT_OPTS,proto=$xprt,port=$port,mountport=$port" \
+			"$RXE_ADDR:/" "$NFS_MNT/$xprt" >"$dir/mount.$xprt" 2>&1 ||
+			echo "status $?" >>"$dir/mount.$xprt"
+	done
 }
 
-# nfs_serve [--root] [server options]: nfstest-server with the shim,
-# serving a fresh tmpfs on RXE_ADDR at a free port.  As nobody (ulimit -l
+nfs_file_teardown() {
+	local dir=$BATS_FILE_TMPDIR m pid
+	for m in "$NFS_MNT/rdma" "$NFS_MNT/tcp"; do
+		mountpoint -q "$m" && umount -f -l "$m"
+	done
+	pid=$(cat "$dir/server.pid" 2>/dev/null) || true
+	if [[ -n $pid ]] && _alive "$pid"; then
+		kill -TERM "$pid"
+		_wait_gone "$pid" "$RPCTEST_STOP_TIMEOUT" || kill -KILL "$pid"
+	fi
+	mountpoint -q "$NFS_EXPORT" && umount -l "$NFS_EXPORT"
+	return 0
+}
+
+# nfs_use XPRT: the shared server's mount over rdma or tcp must be there.
+# Sets MNT, SERVER_PID, SERVER_LOG, NFS_PORT, and W and SW: this test's
+# directory as the client and as the server see it.
+nfs_use() {
+	local xprt=$1 dir=$BATS_FILE_TMPDIR
+	SERVER_LOG=$dir/server.log
+	SERVER_LOGS+=("$SERVER_LOG")
+	SERVER_PID=$(cat "$dir/server.pid" 2>/dev/null) ||
+		fail "nfstest-server did not start (setup_file)"
+	NFS_PORT=$(cat "$dir/port")
+	_alive "$SERVER_PID" || fail "nfstest-server is not running"
+	MNT=$NFS_MNT/$xprt
+	mountpoint -q "$MNT" ||
+		fail "the kernel did not mount the server over $xprt: $(cat "$dir/mount.$xprt" 2>/dev/null)"
+	W=$MNT/t$BATS_TEST_NUMBER
+	SW=$NFS_EXPORT/t$BATS_TEST_NUMBER
+	mkdir "$W"
+}
+
+# The shared server's kernel log baseline, and its exit status once ended.
+nfs_file_dmesg_lines() {
+	cat "$BATS_FILE_TMPDIR/dmesg.lines"
+}
+
+nfs_file_status() {
+	cat "$BATS_FILE_TMPDIR/server.status" 2>/dev/null
+}
+
+# --- a test's own server ------------------------------------------------------
+
+# nfs_tmpfs DIR OWNER MODE: a fresh tmpfs at DIR.
+nfs_tmpfs() {
+	mkdir -p "$1"
+	mountpoint -q "$1" || mount -t tmpfs -o size=1g tmpfs "$1"
+	chown "$2" "$1"
+	chmod "$3" "$1"
+}
+
+nfs_run_dir() {
+	mkdir -p "$NFS_RUN"
+	chown nobody:nogroup "$NFS_RUN"
+}
+
+# nfs_serve [--root] [server options]: a server of the test's own with the
+# shim, on a fresh tmpfs, RXE_ADDR and a free port; as nobody (ulimit -l
 # 8192, Debian's default) unless --root (the export then is root's, mode
-# 1777).  Sets SERVER_PID, SERVER_LOG, NFS_PORT.
+# 1777).  Stopped in teardown.  Sets SERVER_PID, SERVER_LOG, NFS_PORT.
 nfs_serve() {
 	local as_root=0 owner=nobody:nogroup mode=0755
 	if [[ ${1:-} == --root ]]; then
 		as_root=1 owner=root:root mode=1777
 		shift
 	fi
-	mkdir -p "$NFS_EXPORT" "$NFS_RUN" "$NFS_MNT/rdma" "$NFS_MNT/tcp"
-	mountpoint -q "$NFS_EXPORT" || mount -t tmpfs -o size=1g,mode="$mode" tmpfs "$NFS_EXPORT"
-	chown "$owner" "$NFS_EXPORT"
-	chmod "$mode" "$NFS_EXPORT"
-	chown nobody:nogroup "$NFS_RUN"
+	nfs_tmpfs "$NFS_OWN_EXPORT" "$owner" "$mode"
+	mkdir -p "$NFS_OWN_MNT/rdma" "$NFS_OWN_MNT/tcp"
+	nfs_run_dir
 	rm -f "$NFS_RUN/ready"
 	NFS_DMESG_LINES=$(dmesg | wc -l)
 
 	NFS_PORT=$(free_port)
 	local log=$BATS_TEST_TMPDIR/nfstest-server.log
 	local -a cmd=(env "LD_PRELOAD=$RPCRDMA_TEST_SHIM_LIB" "$NFSTEST_SERVER"
-		-d "$NFS_EXPORT" -a "$RXE_ADDR" -p "$NFS_PORT" -r "$NFS_RUN/ready" "$@")
+		-d "$NFS_OWN_EXPORT" -a "$RXE_ADDR" -p "$NFS_PORT" -r "$NFS_RUN/ready" "$@")
 	((as_root)) || cmd=(setpriv --reuid=nobody --regid=nogroup --clear-groups "${cmd[@]}")
 	echo "# ulimit -l 8192; ${cmd[*]}" >"$log"
-	# Each command execs the next: SERVER_PID is the server's.
 	bash -c 'ulimit -l 8192 && exec "$@"' nfs_serve "${cmd[@]}" >>"$log" 2>&1 </dev/null 3>&- &
 	SERVER_PID=$!
 	SERVER_LOG=$log
@@ -82,11 +166,10 @@ nfs_serve() {
 	await_ready "$SERVER_PID" "$NFS_RUN/ready" nfstest-server
 }
 
-# nfs_mount XPRT: mount the server at $NFS_MNT/XPRT over rdma or tcp;
-# sets MNT.
+# nfs_mount XPRT: mount the test's own server over rdma or tcp; sets MNT.
 nfs_mount() {
 	local xprt=$1
-	MNT=$NFS_MNT/$xprt
+	MNT=$NFS_OWN_MNT/$xprt
 	run timeout "$NFS_MOUNT_TIMEOUT" mount -t nfs \
 		-o "$NFS_MOUNT_OPTS,proto=$xprt,port=$NFS_PORT,mountport=$NFS_PORT" \
 		"$RXE_ADDR:/" "$MNT"
@@ -106,9 +189,9 @@ nfs_umount() {
 	NFS_MOUNTS=("${keep[@]}")
 }
 
-# nfs_finish: what every test ends with: the mounts go away, the server
-# keeps running without them, then stops with status 0 on SIGTERM, and the
-# kernel said nothing about NFS or RDMA meanwhile.
+# nfs_finish: the end of a test with its own server: its mounts go away,
+# the server keeps running without them, then stops with status 0 on
+# SIGTERM, and the kernel said nothing about NFS or RDMA meanwhile.
 nfs_finish() {
 	local m
 	for m in "${NFS_MOUNTS[@]}"; do
@@ -117,18 +200,7 @@ nfs_finish() {
 	sleep 0.5
 	_alive "$SERVER_PID" || fail "nfstest-server ended when the client unmounted"
 	stop_server
-	assert_no_kernel_errors
-}
-
-# The kernel's messages since nfs_serve: none from the NFS client or the
-# RPC-over-RDMA transport (a reconnect, a bad reply, a server not
-# responding would show here).
-assert_no_kernel_errors() {
-	local new
-	new=$(dmesg | tail -n +"$((NFS_DMESG_LINES + 1))" |
-		grep -iE 'rpcrdma|xprtrdma|svcrdma|rdma_rxe|nfs:|nfs3|RPC:|lockd') || true
-	[[ -z $new ]] || fail "the kernel logged:
-$new"
+	assert_no_kernel_errors "$NFS_DMESG_LINES"
 }
 
 nfs_teardown() {
@@ -139,11 +211,41 @@ nfs_teardown() {
 	NFS_MOUNTS=()
 	tools_teardown
 	if [[ -z ${BATS_TEST_COMPLETED:-} ]]; then
-		echo "--- kernel messages of the test" >&2
-		dmesg | tail -n +"$((NFS_DMESG_LINES + 1))" >&2 || true
+		echo "--- the kernel's last messages" >&2
+		dmesg | tail -n 15 >&2 || true
 	fi
-	mountpoint -q "$NFS_EXPORT" && umount -l "$NFS_EXPORT"
+	mountpoint -q "$NFS_OWN_EXPORT" && umount -l "$NFS_OWN_EXPORT"
+	# The VM's memory holds every file: a test's data goes with it.
+	[[ -z ${SW:-} ]] || rm -rf "$SW"
+	rm -rf "${BATS_TEST_TMPDIR:?}"/*
 	return 0
+}
+
+# --- checks -------------------------------------------------------------------
+
+# require_nfs: what every test needs.
+require_nfs() {
+	require_build
+	require_tools
+	require_rdma_device
+	require_env RXE_ADDR RXE_KROOT
+	local f
+	for f in "$NFSTEST_SERVER" "$NFSTEST_PATTERN"; do
+		[[ -x $f ]] || fail "$f is missing: build first (ninja -C build)"
+	done
+	[[ -d /sys/module/rpcrdma && -d /sys/module/nfsv3 ]] ||
+		fail "the kernel modules rpcrdma and nfsv3 are not loaded (setup_file loads them)"
+}
+
+# assert_no_kernel_errors LINES: the kernel's messages after the first
+# LINES: none from the NFS client or the RPC-over-RDMA transport (a
+# reconnect, a bad reply, a server not responding would show here).
+assert_no_kernel_errors() {
+	local new
+	new=$(dmesg | tail -n +"$(($1 + 1))" |
+		grep -iE 'rpcrdma|xprtrdma|svcrdma|rdma_rxe|nfs:|nfs3|RPC:|lockd') || true
+	[[ -z $new ]] || fail "the kernel logged:
+$new"
 }
 
 # drop_caches: the next read of any file comes from the server.
