@@ -35,7 +35,8 @@ teardown() {
 # 8797 private data recognised, and the server's own view of the transfer
 # sizes (FSINFO) taken from the RDMA transport as from a TCP socket.
 assert_kernel_rdma_connection() {
-	assert_log "$SERVER_LOG" "server: RDMA connection from ${RXE_ADDR//./\\.} port [0-9]+: inline 4096/4096, credits [0-9]+, R=1$"
+	assert_shim_line --log "$SERVER_LOG" --comm nfstest-server connection "$RXE_ADDR" '' \
+		'inline 4096/4096, credits [0-9]+, R=1$'
 	refute_log "$SERVER_LOG" "no RFC 8797 private data"
 	refute_log "$SERVER_LOG" "cannot determine the socket type"
 }
@@ -283,7 +284,7 @@ concurrent() {
 	kill -TERM "$SERVER_PID"
 	_wait_gone "$SERVER_PID" "$RPCTEST_STOP_TIMEOUT" ||
 		fail "nfstest-server did not stop within ${RPCTEST_STOP_TIMEOUT}s of SIGTERM"
-	wait_until 5 test -s "$BATS_FILE_TMPDIR/server.status"
+	wait_until 5 "the server's exit status" test -s "$BATS_FILE_TMPDIR/server.status"
 	assert_equal "$(nfs_file_status)" 0
 	assert_log "$SERVER_LOG" "stopped by signal 15"
 	assert_no_kernel_errors "$(nfs_file_dmesg_lines)"

@@ -107,6 +107,8 @@ nfs_use() {
 	MNT=$NFS_MNT/$xprt
 	mountpoint -q "$MNT" ||
 		fail "the kernel did not mount the server over $xprt: $(cat "$dir/mount.$xprt" 2>/dev/null)"
+	[[ $(mount_xprt "$MNT") == "$xprt" ]] ||
+		fail "$MNT is not over $xprt: xprt $(mount_xprt "$MNT") in /proc/self/mountstats"
 	W=$MNT/t$BATS_TEST_NUMBER
 	SW=$NFS_EXPORT/t$BATS_TEST_NUMBER
 	mkdir "$W"
@@ -153,16 +155,13 @@ nfs_serve() {
 	NFS_DMESG_LINES=$(dmesg | wc -l)
 
 	NFS_PORT=$(free_port)
-	local log=$BATS_TEST_TMPDIR/nfstest-server.log
 	local -a cmd=(env "LD_PRELOAD=$RPCRDMA_TEST_SHIM_LIB" "$NFSTEST_SERVER"
 		-d "$NFS_OWN_EXPORT" -a "$RXE_ADDR" -p "$NFS_PORT" -r "$NFS_RUN/ready" "$@")
 	((as_root)) || cmd=(setpriv --reuid=nobody --regid=nogroup --clear-groups "${cmd[@]}")
-	echo "# ulimit -l 8192; ${cmd[*]}" >"$log"
-	bash -c 'ulimit -l 8192 && exec "$@"' nfs_serve "${cmd[@]}" >>"$log" 2>&1 </dev/null 3>&- &
-	SERVER_PID=$!
-	SERVER_LOG=$log
-	SERVER_PIDS+=("$SERVER_PID")
-	SERVER_LOGS+=("$log")
+	# Each command execs the next: the pid is the server's.
+	start_bg nfstest-server -- bash -c 'ulimit -l 8192 && exec "$@"' nfs_serve "${cmd[@]}"
+	SERVER_PID=$BG_PID
+	SERVER_LOG=$BG_LOG
 	await_ready "$SERVER_PID" "$NFS_RUN/ready" nfstest-server
 }
 
