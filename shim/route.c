@@ -298,10 +298,18 @@ server_publish(SVCXPRT *xprt, const struct sockaddr *local, uint16_t rdma_port,
 	shim_stats_publish(s);
 }
 
-/* require-rdma: a server that cannot listen over RDMA is not created. */
+/*
+ * require-rdma: a server that cannot listen over RDMA is not created.
+ * Its descriptor is the caller's: svc_tli_create() closes it when it made
+ * it, programs when they did.  So the transport goes as in libtirpc's own
+ * error path: unregistered while xp_fd still names it, then destroyed
+ * with no descriptor to close.
+ */
 static SVCXPRT *
 server_required_fails(SVCXPRT *xprt, int err)
 {
+	xprt_unregister(xprt);
+	xprt->xp_fd = RPC_ANYFD;
 	svc_destroy(xprt);
 	rpc_createerr.cf_stat = RPC_SYSTEMERROR;
 	rpc_createerr.cf_error.re_errno = err ? err : ENODEV;
