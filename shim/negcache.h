@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <sys/socket.h>
 
-#include "transport/rdma_conn.h"
+#include "common/reason.h"
 
 /* Remember that peer failed for why, for ttl_s seconds (0: not at all). */
 void negcache_add(const struct sockaddr *peer, enum rdma_fail why,

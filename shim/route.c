@@ -53,7 +53,7 @@ static void
 log_client_rdma(const struct sockaddr *dst, uint32_t prog, uint32_t vers,
 		CLIENT *cl, unsigned int credits)
 {
-	struct rdma_conn_info info;
+	struct clnt_rdma_info info;
 	char peer[80], pname[96];
 
 	sa_format(dst, peer, sizeof(peer));
@@ -273,29 +273,38 @@ listener_destroyed(SVCXPRT *xprt, void *arg)
 	shim_stats_close(arg);
 }
 
+/*
+ * A listener's statistics slot, closed when xprt is destroyed; published
+ * by the caller.  rdma_port 0 when it stays TCP only, for why.
+ */
+static struct shim_stats_conn *
+server_stats_open(SVCXPRT *xprt, const struct sockaddr *local,
+		  uint16_t rdma_port, enum rdma_fail why)
+{
+	struct shim_stats_conn *s;
+
+	s = shim_stats_open(SHIM_STATS_LISTENER,
+			    rdma_port ? SHIM_STATS_RDMA : SHIM_STATS_TCP, NULL,
+			    local);
+	if (!s)
+		return NULL;
+	s->rdma_port = rdma_port;
+	s->reason = why;
+	if (svc_hook_destroy(xprt, listener_destroyed, s)) {
+		shim_stats_close(s);
+		return NULL;
+	}
+	return s;
+}
+
 /* Publish a listener; rdma_port 0 when it stays TCP only, for why. */
 static void
 server_publish(SVCXPRT *xprt, const struct sockaddr *local, uint16_t rdma_port,
 	       enum rdma_fail why)
 {
-	struct shim_stats_conn *s;
-
 	if (!rdma_port)
 		shim_stats_fallback(why);
-	s = shim_stats_open(SHIM_STATS_LISTENER,
-			    rdma_port ? SHIM_STATS_RDMA : SHIM_STATS_TCP, NULL,
-			    local);
-	if (!s)
-		return;
-	s->rdma_port = rdma_port;
-	s->reason = why;
-	if (svc_hook_destroy(xprt, listener_destroyed, s)) {
-		shim_stats_close(s);
-		return;
-	}
-	if (rdma_port)
-		svc_rdma_set_stats(xprt, s);
-	shim_stats_publish(s);
+	shim_stats_publish(server_stats_open(xprt, local, rdma_port, why));
 }
 
 /*
@@ -326,6 +335,7 @@ shim_svc_vc_create(int fd, u_int sendsz, u_int recvsz)
 	socklen_t len;
 	enum rdma_fail why;
 	uint16_t tcp_port, rdma_port;
+	struct shim_stats_conn *s;
 	SVCXPRT *xprt;
 	int ret;
 
@@ -373,6 +383,9 @@ shim_svc_vc_create(int fd, u_int sendsz, u_int recvsz)
 
 	tcp_port = sa_port((struct sockaddr *)&local);
 	rdma_port = shim_config_rdma_port(cfg, tcp_port);
+	/* First: the listener counts its connections there. */
+	s = server_stats_open(xprt, (struct sockaddr *)&local, rdma_port,
+			      RDMA_FAIL_NONE);
 	sa_set_port((struct sockaddr *)&local, rdma_port);
 	params.inline_send = cfg->inline_send;
 	params.inline_recv = cfg->inline_recv;
@@ -382,7 +395,7 @@ shim_svc_vc_create(int fd, u_int sendsz, u_int recvsz)
 
 	shim_busy++;
 	ret = svc_rdma_listen(xprt, (struct sockaddr *)&local, sendsz, recvsz,
-			      &params, &why);
+			      &params, s, &why);
 	shim_busy--;
 	/* Logs show the TCP side's address and port. */
 	sa_set_port((struct sockaddr *)&local, tcp_port);
@@ -391,10 +404,17 @@ shim_svc_vc_create(int fd, u_int sendsz, u_int recvsz)
 			   strerror(-ret));
 		if (cfg->mode == SHIM_MODE_REQUIRE_RDMA)
 			return server_required_fails(xprt, -ret);
-		server_publish(xprt, (struct sockaddr *)&local, 0, why);
+		/* The slot stays, as the TCP-only listener's. */
+		shim_stats_fallback(why);
+		if (s) {
+			s->transport = SHIM_STATS_TCP;
+			s->rdma_port = 0;
+			s->reason = why;
+		}
+		shim_stats_publish(s);
 		return xprt;
 	}
 	log_server((struct sockaddr *)&local, rdma_port, true, RDMA_FAIL_NONE, NULL);
-	server_publish(xprt, (struct sockaddr *)&local, rdma_port, RDMA_FAIL_NONE);
+	shim_stats_publish(s);
 	return xprt;
 }

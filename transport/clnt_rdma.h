@@ -7,10 +7,11 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 #include <rpc/rpc.h>
 
-#include "rdma_conn.h"
+#include "common/reason.h"
 
 struct clnt_rdma_params {
 	uint32_t inline_send;
@@ -23,7 +24,7 @@ struct clnt_rdma_params {
 };
 
 /* What a connection negotiated, for the decision log and statistics. */
-struct rdma_conn_info {
+struct clnt_rdma_info {
 	uint32_t send_max;		/* client-to-server inline threshold */
 	uint32_t recv_max;		/* server-to-client inline threshold */
 	unsigned int credits;		/* last granted (1 before any reply) */
@@ -54,6 +55,6 @@ void clnt_rdma_publish(CLIENT *cl, rpcprog_t prog, rpcvers_t vers);
 /* True when cl was made by clnt_rdma_create(). */
 bool clnt_is_rdma(const CLIENT *cl);
 
-void clnt_rdma_info(CLIENT *cl, struct rdma_conn_info *info);
+void clnt_rdma_info(CLIENT *cl, struct clnt_rdma_info *info);
 
 #endif
