@@ -259,8 +259,14 @@ rd_atom_accept(int device_max, unsigned int peer)
 void
 ep_disconnect(struct ep *ep)
 {
-	if (ep && ep->id)
+	if (ep && ep->id && !ep->cm_lost)
 		rdma_disconnect(ep->id);
+}
+
+void
+ep_cm_lost(struct ep *ep)
+{
+	ep->cm_lost = true;
 }
 
 void
@@ -292,7 +298,8 @@ ep_destroy(struct ep *ep)
 	}
 	if (ep->cch)
 		ibv_destroy_comp_channel(ep->cch);
-	if (ep->id)
+	/* An id whose channel is gone cannot be destroyed: it is left. */
+	if (ep->id && !ep->cm_lost)
 		rdma_destroy_id(ep->id);
 	if (ep->ech)
 		rdma_destroy_event_channel(ep->ech);

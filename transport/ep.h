@@ -91,6 +91,13 @@ void ep_disconnect(struct ep *ep);
 void ep_destroy(struct ep *ep);
 
 /*
+ * The event channel of the id is gone (a server connection whose
+ * listener's channel was closed): no RDMA-CM command may name the id any
+ * more, so ep_disconnect() does nothing and ep_destroy() leaves the id.
+ */
+void ep_cm_lost(struct ep *ep);
+
+/*
  * A client's own channel: take its events without blocking.  Only a
  * disconnect matters once connected; a channel that fails (the process
  * changed its credentials) marks the endpoint dead.

@@ -46,7 +46,7 @@ struct svc_rdma_listener {
 	SVCXPRT xprt;			/* the listener transport */
 	char ext[SVC_EXT_SIZE];
 	struct shim_stats_conn *stats;	/* the rendezvous' slot, not ours */
-	struct rdma_event_channel *ech;
+	struct rdma_event_channel *ech;	/* NULL once it failed (lst_fail) */
 	struct rdma_cm_id *id;
 	struct svc_rdma_params params;
 	struct svc_rdma_conn *conns;

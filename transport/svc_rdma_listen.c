@@ -11,7 +11,6 @@
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "common/log.h"
 #include "common/log_once.h"
@@ -118,11 +117,26 @@ lst_fail(struct svc_rdma_listener *lst, int err)
 		 " (the process changed its credentials after creating it); RDMA clients now use TCP" :
 		 "");
 	xprt_unregister(&lst->xprt);
-	for (sc = lst->conns; sc; sc = sc->next)
+	/*
+	 * Flush the connections while their ids' channel still exists: the
+	 * flushed receives wake each one, and libtirpc destroys it.  Their
+	 * ids go with the channel.
+	 */
+	for (sc = lst->conns; sc; sc = sc->next) {
 		ep_set_dead(sc->ep, err);
+		ep_disconnect(sc->ep);
+		ep_cm_lost(sc->ep);
+	}
 	sockfd_del(lst->ech->fd);
-	close(lst->ech->fd);
-	lst->ech->fd = -1;
+	/* librdmacm closes its own descriptor. */
+	rdma_destroy_event_channel(lst->ech);
+	lst->ech = NULL;
+	/*
+	 * The listener's id is deliberately left: destroying it is an
+	 * RDMA-CM command on the closed channel, which the kernel would
+	 * refuse anyway; closing the channel released it there.
+	 */
+	lst->id = NULL;
 }
 
 /* RDMA-CM events of a connection: each ends it. */
@@ -159,7 +173,7 @@ lst_recv(SVCXPRT *xprt, struct rpc_msg *msg)
 	struct svc_rdma_listener *lst = xprt->xp_p1;
 	struct rdma_cm_event *ev;
 
-	for (;;) {
+	while (lst->ech) {
 		if (rdma_get_cm_event(lst->ech, &ev)) {
 			if (errno != EAGAIN && errno != EWOULDBLOCK &&
 			    errno != EINTR)
