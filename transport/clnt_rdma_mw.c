@@ -305,6 +305,7 @@ ct_fence_now(struct ct_rdma *ct, unsigned int s)
 /* Slots                                                               */
 /* ------------------------------------------------------------------ */
 
+/* The first free slot, or -ENOENT. */
 static int
 free_slot(const struct ct_rdma *ct)
 {
@@ -313,7 +314,7 @@ free_slot(const struct ct_rdma *ct)
 	for (s = 0; s < CT_SLOTS; s++)
 		if (ct->ct_slots[s].state == SLOT_FREE)
 			return (int)s;
-	return -1;
+	return -ENOENT;
 }
 
 static bool
