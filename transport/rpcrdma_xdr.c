@@ -389,23 +389,43 @@ decode_error_body(const uint8_t *p, const uint8_t *end,
 	}
 }
 
+static void
+chunks_reset(struct rpcrdma_hdr *hdr)
+{
+	hdr->nreads = hdr->nwrites = hdr->nwsegs = hdr->nreply = 0;
+	hdr->has_reply = false;
+}
+
 /*
  * RFC 8166 s5.1.3: struct rpcrdma1_chunks, the body of RDMA_MSG and
- * RDMA_NOMSG.
+ * RDMA_NOMSG (and, after a direction word, of RDMA2_MSG and RDMA2_NOMSG).
  *
  *   read-list write-list reply-chunk       (no chunks: 0 0 0, s5.7)
  */
-static const uint8_t *
-decode_chunks(const uint8_t *p, const uint8_t *end, struct rpcrdma_hdr *hdr)
+uint8_t *
+rpcrdma_encode_chunks(uint8_t *p, const uint8_t *end,
+		      const struct rpcrdma_hdr *hdr)
 {
+	p = rpcrdma_encode_read_list(p, end, hdr->reads, hdr->nreads);
+	p = rpcrdma_encode_write_list(p, end, hdr->writes, hdr->nwrites,
+				      hdr->wsegs);
+	return rpcrdma_encode_reply_chunk(p, end, hdr->has_reply, hdr->reply,
+					  hdr->nreply);
+}
+
+const uint8_t *
+rpcrdma_decode_chunks(const uint8_t *p, const uint8_t *end,
+		      struct rpcrdma_hdr *hdr)
+{
+	chunks_reset(hdr);
 	p = decode_read_list(p, end, hdr);
 	p = p ? decode_write_list(p, end, hdr) : NULL;
 	return p ? decode_reply_chunk(p, end, hdr) : NULL;
 }
 
 /* RFC 8166 s5.2.4: position-zero Read chunk or Reply chunk (s4.5.3). */
-static bool
-nomsg_has_payload_chunk(const struct rpcrdma_hdr *hdr)
+bool
+rpcrdma_nomsg_has_payload_chunk(const struct rpcrdma_hdr *hdr)
 {
 	/* Positions never decrease, so a position-zero chunk comes first. */
 	return (hdr->nreads && hdr->reads[0].position == 0) || hdr->has_reply;
@@ -415,8 +435,7 @@ static void
 hdr_reset(struct rpcrdma_hdr *hdr)
 {
 	hdr->xid = hdr->vers = hdr->credits = hdr->proc = 0;
-	hdr->nreads = hdr->nwrites = hdr->nwsegs = hdr->nreply = 0;
-	hdr->has_reply = false;
+	chunks_reset(hdr);
 	hdr->err = hdr->vers_low = hdr->vers_high = 0;
 	hdr->hdrlen = 0;
 }
@@ -442,11 +461,11 @@ rpcrdma_hdr_decode(const void *buf, size_t len, struct rpcrdma_hdr *hdr)
 
 	switch (hdr->proc) {
 	case RDMA_MSG:
-		p = decode_chunks(p, end, hdr);
+		p = rpcrdma_decode_chunks(p, end, hdr);
 		break;
 	case RDMA_NOMSG:
-		p = decode_chunks(p, end, hdr);
-		if (p && !nomsg_has_payload_chunk(hdr))
+		p = rpcrdma_decode_chunks(p, end, hdr);
+		if (p && !rpcrdma_nomsg_has_payload_chunk(hdr))
 			p = NULL;
 		break;
 	case RDMA_ERROR:
@@ -498,17 +517,21 @@ write_list_valid(const struct rpcrdma_hdr *hdr)
 	return next == hdr->nwsegs;
 }
 
-static bool
-chunks_valid(const struct rpcrdma_hdr *hdr)
+bool
+rpcrdma_chunks_valid(const struct rpcrdma_hdr *hdr)
 {
-	if (hdr->vers != RPCRDMA1_VERSION)
-		return false;
 	if (!read_list_valid(hdr->reads, hdr->nreads) ||
 	    !write_list_valid(hdr))
 		return false;
-	if (hdr->nreply > (hdr->has_reply ? RPCRDMA1_MAX_REPLY_SEGS : 0))
+	return hdr->nreply <= (hdr->has_reply ? RPCRDMA1_MAX_REPLY_SEGS : 0);
+}
+
+static bool
+chunks_valid(const struct rpcrdma_hdr *hdr)
+{
+	if (hdr->vers != RPCRDMA1_VERSION || !rpcrdma_chunks_valid(hdr))
 		return false;
-	if (hdr->proc == RDMA_NOMSG && !nomsg_has_payload_chunk(hdr))
+	if (hdr->proc == RDMA_NOMSG && !rpcrdma_nomsg_has_payload_chunk(hdr))
 		return false;
 	return true;
 }
@@ -534,11 +557,7 @@ rpcrdma_hdr_encode(void *buf, size_t len, struct rpcrdma_hdr *hdr)
 			return -EINVAL;
 		p = rpcrdma_encode_prefix(start, end, hdr->xid, hdr->vers,
 					  hdr->credits, hdr->proc);
-		p = rpcrdma_encode_read_list(p, end, hdr->reads, hdr->nreads);
-		p = rpcrdma_encode_write_list(p, end, hdr->writes, hdr->nwrites,
-					      hdr->wsegs);
-		p = rpcrdma_encode_reply_chunk(p, end, hdr->has_reply,
-					       hdr->reply, hdr->nreply);
+		p = rpcrdma_encode_chunks(p, end, hdr);
 		break;
 	case RDMA_ERROR:
 		if (hdr->err != RDMA_ERR_VERS && hdr->err != RDMA_ERR_BADHEADER)
@@ -558,6 +577,21 @@ rpcrdma_hdr_encode(void *buf, size_t len, struct rpcrdma_hdr *hdr)
 	return (ssize_t)hdr->hdrlen;
 }
 
+static ssize_t
+encode_error(void *buf, size_t len, uint32_t xid, uint32_t vers,
+	     uint32_t credits, uint32_t err, uint32_t low, uint32_t high)
+{
+	uint8_t *start = buf;
+	const uint8_t *end = start ? start + len : NULL;
+	uint8_t *p;
+
+	p = rpcrdma_encode_prefix(start, end, xid, vers, credits, RDMA_ERROR);
+	p = encode_error_body(p, end, err, low, high);
+	if (!p)
+		return -ENOSPC;
+	return p - start;
+}
+
 /*
  * RFC 8166 s5.5, s5.5.1, s5.5.2:
  *
@@ -568,17 +602,26 @@ ssize_t
 rpcrdma_encode_error(void *buf, size_t len, uint32_t xid, uint32_t vers,
 		     uint32_t credits, uint32_t err)
 {
-	uint8_t *start = buf;
-	const uint8_t *end = start ? start + len : NULL;
-	uint8_t *p;
-
 	if (err != RDMA_ERR_VERS && err != RDMA_ERR_BADHEADER)
 		return -EINVAL;
-	p = rpcrdma_encode_prefix(start, end, xid, vers, credits, RDMA_ERROR);
-	p = encode_error_body(p, end, err, RPCRDMA1_VERSION, RPCRDMA1_VERSION);
-	if (!p)
-		return -ENOSPC;
-	return p - start;
+	return encode_error(buf, len, xid, vers, credits, err,
+			    RPCRDMA1_VERSION, RPCRDMA1_VERSION);
+}
+
+/*
+ * RFC 8166 s5.1.2 (rpcrdma_prefix, rpcrdma_err_vers), s5.5.1, s9.1: the
+ * same octets in every version, so any version's receiver reads them.
+ *
+ *   xid vers credits 4  1 low high
+ */
+ssize_t
+rpcrdma_encode_err_vers(void *buf, size_t len, uint32_t xid, uint32_t vers,
+			uint32_t credits, uint32_t low, uint32_t high)
+{
+	if (low > high)
+		return -EINVAL;
+	return encode_error(buf, len, xid, vers, credits, RDMA_ERR_VERS, low,
+			    high);
 }
 
 const char *

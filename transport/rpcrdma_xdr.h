@@ -195,12 +195,48 @@ uint8_t *rpcrdma_encode_reply_chunk(uint8_t *p, const uint8_t *end,
 				    unsigned int nsegs);
 
 /*
+ * The chunk lists (s5.1.3, struct rpcrdma1_chunks: read list, write list,
+ * reply chunk) on their own, from and to the list fields of hdr (nreads,
+ * reads, nwrites, writes, nwsegs, wsegs, has_reply, nreply, reply; the
+ * other fields are not used).  RPC-over-RDMA Version Two carries the same
+ * XDR after a direction word (rpcrdma2_xdr.h), so both codecs use these.
+ *
+ * rpcrdma_encode_chunks() chains like the element encoders and does not
+ * validate; rpcrdma_chunks_valid() says whether the list fields describe
+ * lists rpcrdma_hdr_encode() would encode (limits, positions, the write
+ * chunk layout, nreply == 0 without a Reply chunk).
+ * rpcrdma_decode_chunks() resets the list fields, decodes at p with the
+ * checks and limits of rpcrdma_hdr_decode(), and returns the position
+ * after the Reply chunk, or NULL when the lists are malformed or do not
+ * fit before end.
+ * rpcrdma_nomsg_has_payload_chunk(): whether the lists can carry an
+ * RDMA_NOMSG's message (a position-zero Read chunk or a Reply chunk).
+ */
+uint8_t *rpcrdma_encode_chunks(uint8_t *p, const uint8_t *end,
+			       const struct rpcrdma_hdr *hdr);
+bool rpcrdma_chunks_valid(const struct rpcrdma_hdr *hdr);
+const uint8_t *rpcrdma_decode_chunks(const uint8_t *p, const uint8_t *end,
+				     struct rpcrdma_hdr *hdr);
+bool rpcrdma_nomsg_has_payload_chunk(const struct rpcrdma_hdr *hdr);
+
+/*
  * An RDMA_ERROR for a failed request (s5.5): same XID and version as the
  * request, ERR_VERS carrying the supported range 1..1, or BADHEADER.
  * Returns octets written, -ENOSPC, or -EINVAL for an unknown err.
  */
 ssize_t rpcrdma_encode_error(void *buf, size_t len, uint32_t xid,
 			     uint32_t vers, uint32_t credits, uint32_t err);
+
+/*
+ * An RDMA_ERROR/ERR_VERS offering the versions low..high (s5.5.1), for a
+ * receiver that speaks more than Version One.  Its octets are the same in
+ * every version (s5.1.2, s9.1), so vers echoes the failing message's
+ * version whatever it is.  Returns octets written (28), -ENOSPC, or
+ * -EINVAL when low > high.
+ */
+ssize_t rpcrdma_encode_err_vers(void *buf, size_t len, uint32_t xid,
+				uint32_t vers, uint32_t credits, uint32_t low,
+				uint32_t high);
 
 /* The name of a procedure, for logs ("RDMA_MSG", ..., "unknown"). */
 const char *rpcrdma_proc_name(uint32_t proc);

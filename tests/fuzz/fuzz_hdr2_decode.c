@@ -1,0 +1,106 @@
+/*
+ * libFuzzer harness for rpcrdma2_hdr_decode(), the version peek, and,
+ * behind them, the Version One chunk-list codec and Read chunk grouping.
+ * Besides crashes and sanitizer reports, it aborts when a result breaks
+ * the documented contract: the peek and the prefix fields agree with the
+ * input, the two decoders never both accept, an accepted header holds
+ * only values its XDR allows, lies inside the input, and re-encodes to
+ * exactly the octets it was decoded from.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rpcrdma2_xdr.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static uint32_t
+word_at(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+	       (uint32_t)p[2] << 8 | (uint32_t)p[3];
+}
+
+static void
+check_values(const struct rpcrdma2_hdr *h, const uint8_t *data, size_t size)
+{
+	struct rpcrdma_read_chunk c[RPCRDMA1_MAX_READ_SEGS];
+
+	switch (h->proc) {
+	case RDMA2_MSG:
+	case RDMA2_NOMSG:
+		if (h->direction > RDMA2_DIR_REPLY ||
+		    !rpcrdma_chunks_valid(&h->chunks) ||
+		    rpcrdma_read_chunks(&h->chunks, c,
+					RPCRDMA1_MAX_READ_SEGS) < 0)
+			abort();
+		if (h->proc == RDMA2_NOMSG &&
+		    !rpcrdma_nomsg_has_payload_chunk(&h->chunks))
+			abort();
+		break;
+	case RDMA2_ERROR:
+		if (h->direction != RDMA2_DIR_REPLY ||
+		    h->err < RDMA2_ERR_VERS ||
+		    h->err > RDMA2_ERR_INVALID_OPTION ||
+		    (h->err == RDMA2_ERR_VERS && h->vers_low > h->vers_high))
+			abort();
+		break;
+	case RDMA2_OPTIONAL:
+		if (h->direction > RDMA2_DIR_REPLY ||
+		    h->optlen > RPCRDMA2_MAX_OPTINFO ||
+		    h->optinfo < data + RPCRDMA2_OPTIONAL_HDR_MIN ||
+		    h->optinfo + h->optlen > data + size)
+			abort();
+		break;
+	default:
+		abort();
+	}
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static struct rpcrdma2_hdr hdr;
+	static struct rpcrdma_hdr hdr1;
+	static uint8_t out[8192];
+	uint32_t xid, vers;
+	int rc, rc1, peek;
+	ssize_t n;
+
+	rc = rpcrdma2_hdr_decode(data, size, &hdr);
+	peek = rpcrdma_peek_version(data, size, &xid, &vers);
+	if (size < RPCRDMA2_PREFIX_LEN) {
+		if (rc != -EMSGSIZE || peek != -EMSGSIZE)
+			abort();
+		return 0;
+	}
+	if (peek != 0 || xid != word_at(data) || vers != word_at(data + 4))
+		abort();
+	if (hdr.xid != xid || hdr.vers != vers ||
+	    hdr.credits != word_at(data + 8) || hdr.proc != word_at(data + 12))
+		abort();
+
+	/* A receive path dispatches on the peeked version. */
+	rc1 = rpcrdma_hdr_decode(data, size, &hdr1);
+	if (vers != RPCRDMA2_VERSION) {
+		if (rc != -EPROTONOSUPPORT)
+			abort();
+		if (vers != RPCRDMA1_VERSION && rc1 != -EPROTONOSUPPORT)
+			abort();
+		return 0;
+	}
+	if (rc1 != -EPROTONOSUPPORT)
+		abort();
+	if (rc == -EBADMSG)
+		return 0;
+	if (rc != 0 || hdr.hdrlen > size || hdr.hdrlen % 4)
+		abort();
+	check_values(&hdr, data, size);
+
+	n = rpcrdma2_hdr_encode(out, sizeof(out), &hdr);
+	if (n < 0 || (size_t)n != hdr.hdrlen || memcmp(out, data, (size_t)n))
+		abort();
+	return 0;
+}

@@ -1,0 +1,61 @@
+/*
+ * rdma-peer, the serve role: what serve.c (the listener, the connections,
+ * the serve cases), serve_msg.c (one received message: its header, its
+ * chunks, the reply) and serve_procs.c (the RPC procedures served) share.
+ */
+#ifndef RDMA_PEER_SERVE_H
+#define RDMA_PEER_SERVE_H
+
+#include "peer.h"
+#include "rpctest.h"
+
+#define PEER_MAX_CONNS 16
+#define PEER_MAX_HELD 64
+
+/*
+ * The serve cases, named in serve_case_names (serve.c).  A case decides
+ * the answer to a connection request (on_connect_request), what happens
+ * around each call (serve_message: rkey-after-reply's late access), when
+ * the run is over (server_done) and what counts as a failure (the summary
+ * of run_serve).
+ */
+enum serve_case { SV_SILENT, SV_REJECT, SV_ACCEPT, SV_RKEY };
+
+/* The listener and everything seen on it. */
+struct server {
+	const struct opts *o;
+	enum serve_case sc;
+	struct rdma_event_channel *ech;
+	struct rdma_cm_id *lid;
+	struct pconn *conns[PEER_MAX_CONNS];
+	struct rdma_cm_id *held[PEER_MAX_HELD];
+	unsigned int nheld;
+	unsigned int requests, rejected, accepted, closed;
+	unsigned int calls, violations, protocol_errors;
+	unsigned int late_tested, late_exposed;
+	unsigned int chunks_offered;
+};
+
+/* serve_msg.c */
+
+/* Serve one received message (receive buffer idx, len octets) on c. */
+void serve_message(struct server *s, struct pconn *c, uint32_t idx, uint32_t len);
+/* RDMA_ERROR for a call we cannot serve (RFC 8166 s5.5). */
+void send_error(struct pconn *c, const struct opts *o, uint32_t xid, uint32_t vers,
+		uint32_t err);
+/*
+ * Send the RPC reply (plen octets at payload, in the reply region) to the
+ * call in c->hdr: inline, else through its Reply chunk; c->rhdr's Write
+ * list must be filled.  rpc and note are for the output.
+ */
+void send_reply(struct server *s, struct pconn *c, const uint8_t *payload,
+		size_t plen, const char *rpc, const char *note);
+/* Place an opaque result in the call's first Write chunk; true when it took it. */
+bool use_write_chunk(struct pconn *c, const rpctest_data *d);
+
+/* serve_procs.c */
+
+/* Decode the RPC call (clen octets in c->call_mem), run it, reply. */
+void dispatch(struct server *s, struct pconn *c, size_t clen);
+
+#endif

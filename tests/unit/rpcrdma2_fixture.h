@@ -1,0 +1,132 @@
+/*
+ * Building and comparing Version Two headers (struct rpcrdma2_hdr) in the
+ * codec tests.
+ *
+ *   hdr2_init(&h, RDMA2_MSG);          xid 0xfeedface, vers 2, 64 credits,
+ *                                      direction CALL, no chunks
+ *   hdr2_add_read(&h, 8, seg(...));    hdr2_add_write(&h, n, handle);
+ *   hdr2_set_reply(&h, n);             hdr2_eq(&a, &b)
+ */
+#ifndef TESTS_UNIT_RPCRDMA2_FIXTURE_H
+#define TESTS_UNIT_RPCRDMA2_FIXTURE_H
+
+#include <stdbool.h>
+#include <string.h>
+
+#include "rpcrdma2_xdr.h"
+
+static inline struct rpcrdma_segment
+seg(uint32_t handle, uint32_t length, uint64_t offset)
+{
+	struct rpcrdma_segment s = {
+		.handle = handle, .length = length, .offset = offset,
+	};
+	return s;
+}
+
+static inline void
+hdr2_init(struct rpcrdma2_hdr *h, uint32_t proc)
+{
+	memset(h, 0, sizeof(*h));
+	h->xid = 0xfeedface;
+	h->vers = RPCRDMA2_VERSION;
+	h->credits = 64;
+	h->proc = proc;
+	h->direction = RDMA2_DIR_CALL;
+}
+
+static inline void
+hdr2_add_read(struct rpcrdma2_hdr *h, uint32_t position,
+	      struct rpcrdma_segment s)
+{
+	struct rpcrdma_hdr *l = &h->chunks;
+
+	l->reads[l->nreads].position = position;
+	l->reads[l->nreads].target = s;
+	l->nreads++;
+}
+
+/* Append a Write chunk of n segments. */
+static inline void
+hdr2_add_write(struct rpcrdma2_hdr *h, unsigned int n, uint32_t handle)
+{
+	struct rpcrdma_hdr *l = &h->chunks;
+	unsigned int i;
+
+	l->writes[l->nwrites].first = l->nwsegs;
+	l->writes[l->nwrites].nsegs = n;
+	l->nwrites++;
+	for (i = 0; i < n; i++)
+		l->wsegs[l->nwsegs++] = seg(handle + i, 4096 * (i + 1),
+					    0xabcd000000000000ull + i * 4096ull);
+}
+
+static inline void
+hdr2_set_reply(struct rpcrdma2_hdr *h, unsigned int n)
+{
+	unsigned int i;
+
+	h->chunks.has_reply = true;
+	h->chunks.nreply = n;
+	for (i = 0; i < n; i++)
+		h->chunks.reply[i] = seg(0x7700 + i, 8192,
+					 0x200000000ull * (i + 1));
+}
+
+static inline bool
+seg_eq(const struct rpcrdma_segment *a, const struct rpcrdma_segment *b)
+{
+	return a->handle == b->handle && a->length == b->length &&
+	       a->offset == b->offset;
+}
+
+static inline bool
+lists_eq(const struct rpcrdma_hdr *a, const struct rpcrdma_hdr *b)
+{
+	unsigned int i;
+
+	if (a->nreads != b->nreads || a->nwrites != b->nwrites ||
+	    a->nwsegs != b->nwsegs || a->has_reply != b->has_reply ||
+	    a->nreply != b->nreply)
+		return false;
+	for (i = 0; i < a->nreads; i++)
+		if (a->reads[i].position != b->reads[i].position ||
+		    !seg_eq(&a->reads[i].target, &b->reads[i].target))
+			return false;
+	for (i = 0; i < a->nwrites; i++)
+		if (a->writes[i].first != b->writes[i].first ||
+		    a->writes[i].nsegs != b->writes[i].nsegs)
+			return false;
+	for (i = 0; i < a->nwsegs; i++)
+		if (!seg_eq(&a->wsegs[i], &b->wsegs[i]))
+			return false;
+	for (i = 0; i < a->nreply; i++)
+		if (!seg_eq(&a->reply[i], &b->reply[i]))
+			return false;
+	return true;
+}
+
+/* What the wire carries is equal (an RDMA2_ERROR has no direction). */
+static inline bool
+hdr2_eq(const struct rpcrdma2_hdr *a, const struct rpcrdma2_hdr *b)
+{
+	if (a->xid != b->xid || a->vers != b->vers ||
+	    a->credits != b->credits || a->proc != b->proc)
+		return false;
+	switch (a->proc) {
+	case RDMA2_ERROR:
+		return a->err == b->err && (a->err != RDMA2_ERR_VERS ||
+		       (a->vers_low == b->vers_low &&
+			a->vers_high == b->vers_high));
+	case RDMA2_OPTIONAL:
+		return a->direction == b->direction &&
+		       a->opttype == b->opttype && a->optlen == b->optlen &&
+		       (!a->optlen ||
+			memcmp(a->optinfo, b->optinfo, a->optlen) == 0);
+	default:
+		return a->direction == b->direction &&
+		       lists_eq(&a->chunks, &b->chunks);
+	}
+}
+
+#endif

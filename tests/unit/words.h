@@ -1,0 +1,73 @@
+/*
+ * Transport headers built word by word, for the codec tests' hand-written
+ * and malformed cases, and the helpers that compare return codes.
+ *
+ *   struct words w;
+ *   put_prefix(&w, xid, vers, proc);   (credits 32; starts w afresh)
+ *   put(&w, 1), put_seg(&w, handle, length, offset);
+ *   W(x), HLOO(h, l, hi, lo)           big-endian octets for arrays
+ */
+#ifndef TESTS_UNIT_WORDS_H
+#define TESTS_UNIT_WORDS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "check.h"
+
+#define CHECK_RC(got, want, ...)                                          \
+	do {                                                              \
+		long long g_ = (long long)(got), w_ = (long long)(want);  \
+		CHECK(g_ == w_, __VA_ARGS__);                             \
+		if (g_ != w_)                                             \
+			printf("#   got %lld, want %lld\n", g_, w_);      \
+	} while (0)
+
+#define W(x)                                                              \
+	(uint8_t)((uint32_t)(x) >> 24), (uint8_t)((uint32_t)(x) >> 16),   \
+	(uint8_t)((uint32_t)(x) >> 8), (uint8_t)(uint32_t)(x)
+#define HLOO(h, l, hi, lo) W(h), W(l), W(hi), W(lo)
+
+struct words {
+	uint8_t b[8192];
+	size_t n;
+};
+
+static inline void
+put(struct words *w, uint32_t v)
+{
+	w->b[w->n++] = (uint8_t)(v >> 24);
+	w->b[w->n++] = (uint8_t)(v >> 16);
+	w->b[w->n++] = (uint8_t)(v >> 8);
+	w->b[w->n++] = (uint8_t)v;
+}
+
+static inline void
+put_prefix(struct words *w, uint32_t xid, uint32_t vers, uint32_t proc)
+{
+	w->n = 0;
+	put(w, xid);
+	put(w, vers);
+	put(w, 32);
+	put(w, proc);
+}
+
+static inline void
+put_seg(struct words *w, uint32_t handle, uint32_t length, uint64_t offset)
+{
+	put(w, handle);
+	put(w, length);
+	put(w, (uint32_t)(offset >> 32));
+	put(w, (uint32_t)offset);
+}
+
+/* Empty read list, write list and reply chunk. */
+static inline void
+put_no_chunks(struct words *w)
+{
+	put(w, 0);
+	put(w, 0);
+	put(w, 0);
+}
+
+#endif
