@@ -50,6 +50,13 @@ void
 negcache_add(const struct sockaddr *peer, enum rdma_fail why,
 	     unsigned int ttl_s)
 {
+	negcache_add_at(peer, why, ttl_s, now_s());
+}
+
+void
+negcache_add_at(const struct sockaddr *peer, enum rdma_fail why,
+		unsigned int ttl_s, time_t now)
+{
 	struct negcache_entry *e;
 	struct peer_key key;
 
@@ -69,7 +76,7 @@ negcache_add(const struct sockaddr *peer, enum rdma_fail why,
 		e->key = key;
 		HASH_ADD(hh, negcache, key, sizeof(e->key), e);
 	}
-	e->expires = now_s() + (time_t)ttl_s;
+	e->expires = now + (time_t)ttl_s;
 	e->why = why;
 out:
 	pthread_mutex_unlock(&negcache_lock);
@@ -96,8 +103,14 @@ lookup_locked(const struct peer_key *key, time_t now, enum rdma_fail *why)
 bool
 negcache_lookup(const struct sockaddr *peer, enum rdma_fail *why)
 {
+	return negcache_lookup_at(peer, why, now_s());
+}
+
+bool
+negcache_lookup_at(const struct sockaddr *peer, enum rdma_fail *why,
+		   time_t now)
+{
 	struct peer_key any, key;
-	time_t now = now_s();
 	bool hit;
 
 	memset(&any, 0, sizeof(any));

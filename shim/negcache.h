@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <sys/socket.h>
+#include <time.h>
 
 #include "common/reason.h"
 
@@ -17,5 +18,14 @@ void negcache_add(const struct sockaddr *peer, enum rdma_fail why,
 
 /* True, with the original reason, when peer (or every peer) failed recently. */
 bool negcache_lookup(const struct sockaddr *peer, enum rdma_fail *why);
+
+/*
+ * The same at a given time (CLOCK_MONOTONIC seconds) instead of the clock's
+ * now: the unit test steps time through expiry with these.
+ */
+void negcache_add_at(const struct sockaddr *peer, enum rdma_fail why,
+		     unsigned int ttl_s, time_t now);
+bool negcache_lookup_at(const struct sockaddr *peer, enum rdma_fail *why,
+			time_t now);
 
 #endif

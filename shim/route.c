@@ -14,6 +14,7 @@
 #include "common/log_once.h"
 #include "common/sockaddr.h"
 #include "common/stats.h"
+#include "decision.h"
 #include "negcache.h"
 #include "shim.h"
 #include "transport/clnt_rdma.h"
@@ -137,19 +138,44 @@ netbuf_is_inet(const struct netbuf *nb)
  * cached when RDMA was not tried again because it failed recently.
  */
 static CLIENT *
-client_required_fails(const struct sockaddr *dst, enum rdma_fail why, int err,
-		      bool cached)
+client_required_fails(const struct sockaddr *dst,
+		      const struct route_decision *d)
 {
 	char peer[80];
 
 	sa_format(dst, peer, sizeof(peer));
 	shim_log(SHIM_LOG_ERROR, "client to %s: RDMA required, but %s%s",
-		 peer, why == RDMA_FAIL_CONFIG ? "the configuration has errors" :
-		 rdma_fail_str(why),
-		 cached ? " (a moment ago: not tried again within negative_cache)" : "");
-	rpc_createerr.cf_stat = RPC_SYSTEMERROR;
-	rpc_createerr.cf_error.re_errno = err ? err : ECONNREFUSED;
+		 peer, d->why == RDMA_FAIL_CONFIG ? "the configuration has errors" :
+		 rdma_fail_str(d->why),
+		 d->by == ROUTE_BY_NEGCACHE ?
+		 " (a moment ago: not tried again within negative_cache)" : "");
+	route_createerr(d);
 	return NULL;
+}
+
+/* The rule that matched, for the log: rule "<text>" (<origin>). */
+static const char *
+rule_detail(const struct shim_rule *rule, char *buf, size_t len)
+{
+	snprintf(buf, len, "rule \"%s\" (%s)", rule->text, rule->origin);
+	return buf;
+}
+
+/* What the log adds to a TCP decision's reason, or NULL. */
+static const char *
+tcp_detail(const struct route_decision *d, const struct route_facts *f,
+	   const struct shim_rule *rule, char *buf, size_t len)
+{
+	switch (d->by) {
+	case ROUTE_BY_MODE:
+		return "mode tcp-only";
+	case ROUTE_BY_RULE:
+		return rule_detail(rule, buf, len);
+	case ROUTE_BY_NEGCACHE:
+		return rdma_fail_str(f->cached_why);
+	default:
+		return f->err ? strerror(f->err) : NULL;
+	}
 }
 
 CLIENT *
@@ -157,92 +183,86 @@ shim_clnt_vc_create(int fd, const struct netbuf *raddr, rpcprog_t prog,
 		    rpcvers_t vers, u_int sendsz, u_int recvsz)
 {
 	const struct shim_config *cfg;
-	const struct shim_rule *rule;
+	const struct shim_rule *rule = NULL;
+	struct route_facts f = { .server = false };
+	struct route_decision d;
 	struct clnt_rdma_params params;
-	struct sockaddr_storage dst;
-	enum rdma_fail why;
-	CLIENT *cl;
-	int err;
+	/* dst: the TCP address; rdst: with the RDMA port (port_map). */
+	struct sockaddr_storage dst, rdst;
+	const struct sockaddr *shown;
+	char detail[256];
+	CLIENT *cl = NULL;
 
 	shim_init();
 	cfg = shim_cfg();
 	/* AF_LOCAL (the local rpcbind) and anything not IP stays as it is. */
-	if (shim_busy || !cfg->enable || !raddr || !netbuf_is_inet(raddr))
-		goto real;
-
-	memset(&dst, 0, sizeof(dst));
-	memcpy(&dst, raddr->buf, raddr->len > sizeof(dst) ? sizeof(dst) : raddr->len);
-
-	if (cfg->bad) {
-		if (cfg->mode == SHIM_MODE_REQUIRE_RDMA)
-			return client_required_fails((struct sockaddr *)&dst,
-						     RDMA_FAIL_CONFIG, EINVAL,
-						     false);
-		/* Untouched TCP; only counted, so rpcrdma-stat shows it. */
-		shim_stats_fallback(RDMA_FAIL_CONFIG);
-		goto real;
+	f.applies = !shim_busy && cfg->enable && raddr && netbuf_is_inet(raddr);
+	if (f.applies) {
+		memset(&dst, 0, sizeof(dst));
+		memcpy(&dst, raddr->buf,
+		       raddr->len > sizeof(dst) ? sizeof(dst) : raddr->len);
+		f.config_bad = cfg->bad;
+		f.mode = cfg->mode;
 	}
-	if (cfg->mode == SHIM_MODE_TCP_ONLY) {
-		log_client_tcp((struct sockaddr *)&dst, (uint32_t)prog,
-			       (uint32_t)vers, RDMA_FAIL_CONFIG, "mode tcp-only");
-		why = RDMA_FAIL_CONFIG;
-		goto tcp;
-	}
-	if (shim_config_client_action(cfg, (uint32_t)prog, (uint32_t)vers,
-				      (struct sockaddr *)&dst, &rule) ==
-	    SHIM_ACTION_TCP) {
-		char detail[256];
-
-		snprintf(detail, sizeof(detail), "rule \"%s\" (%s)", rule->text,
-			 rule->origin);
-		log_client_tcp((struct sockaddr *)&dst, (uint32_t)prog,
-			       (uint32_t)vers, RDMA_FAIL_CONFIG, detail);
-		why = RDMA_FAIL_CONFIG;
-		goto tcp;
+	if (f.applies && !f.config_bad && f.mode != SHIM_MODE_TCP_ONLY) {
+		f.rule = shim_config_client_action(cfg, (uint32_t)prog,
+						   (uint32_t)vers,
+						   (struct sockaddr *)&dst, &rule);
+		rdst = dst;
+		sa_set_port((struct sockaddr *)&rdst,
+			    shim_config_rdma_port(cfg,
+						  sa_port((struct sockaddr *)&dst)));
+		if (f.rule != SHIM_ACTION_TCP)
+			f.cached = negcache_lookup((struct sockaddr *)&rdst,
+						   &f.cached_why);
 	}
 
-	sa_set_port((struct sockaddr *)&dst,
-		 shim_config_rdma_port(cfg, sa_port((struct sockaddr *)&dst)));
-	if (negcache_lookup((struct sockaddr *)&dst, &why)) {
-		if (cfg->mode == SHIM_MODE_REQUIRE_RDMA)
-			return client_required_fails((struct sockaddr *)&dst, why,
-						     0, true);
-		log_client_tcp((struct sockaddr *)&dst, (uint32_t)prog,
-			       (uint32_t)vers, RDMA_FAIL_NEGCACHE,
-			       rdma_fail_str(why));
-		why = RDMA_FAIL_NEGCACHE;
-		goto tcp;
+	d = route_decide(&f);
+	if (d.action == ROUTE_TRY) {
+		params.inline_send = cfg->inline_send;
+		params.inline_recv = cfg->inline_recv;
+		params.credits = cfg->credits;
+		params.connect_timeout_ms = (int)cfg->connect_timeout_ms;
+		params.max_reply = cfg->max_reply;
+		params.write_chunk = cfg->write_chunk;
+		params.remote_inv = cfg->remote_invalidate;
+
+		shim_busy++;
+		cl = clnt_rdma_create(fd, raddr, (struct sockaddr *)&rdst, prog,
+				      vers, sendsz, recvsz, &params, &f.result,
+				      &f.err);
+		shim_busy--;
+		f.tried = true;
+		if (cl)
+			f.result = RDMA_FAIL_NONE;
+		else
+			negcache_add((struct sockaddr *)&rdst, f.result,
+				     cfg->negative_cache_s);
+		d = route_decide(&f);
 	}
 
-	params.inline_send = cfg->inline_send;
-	params.inline_recv = cfg->inline_recv;
-	params.credits = cfg->credits;
-	params.connect_timeout_ms = (int)cfg->connect_timeout_ms;
-	params.max_reply = cfg->max_reply;
-	params.write_chunk = cfg->write_chunk;
-	params.remote_inv = cfg->remote_invalidate;
-
-	shim_busy++;
-	cl = clnt_rdma_create(fd, raddr, (struct sockaddr *)&dst, prog, vers,
-			      sendsz, recvsz, &params, &why, &err);
-	shim_busy--;
-	if (cl) {
-		log_client_rdma((struct sockaddr *)&dst, (uint32_t)prog,
-				(uint32_t)vers, cl, params.credits);
+	/* Configuration decisions name the TCP port, the others the RDMA one. */
+	shown = (struct sockaddr *)(d.by == ROUTE_BY_NEGCACHE ||
+				    d.by == ROUTE_BY_ATTEMPT ? &rdst : &dst);
+	switch (d.action) {
+	case ROUTE_RDMA:
+		log_client_rdma(shown, (uint32_t)prog, (uint32_t)vers, cl,
+				params.credits);
 		clnt_rdma_publish(cl, prog, vers);
 		return cl;
+	case ROUTE_FAIL:
+		return client_required_fails(shown, &d);
+	case ROUTE_TCP:
+		log_client_tcp(shown, (uint32_t)prog, (uint32_t)vers, d.why,
+			       tcp_detail(&d, &f, rule, detail, sizeof(detail)));
+		return client_tcp(fd, raddr, prog, vers, sendsz, recvsz, d.why);
+	default:
+		/* Untouched; a configuration with errors is only counted. */
+		if (d.why != RDMA_FAIL_NONE)
+			shim_stats_fallback(d.why);
+		return shim_real.clnt_vc_create(fd, raddr, prog, vers, sendsz,
+						recvsz);
 	}
-	negcache_add((struct sockaddr *)&dst, why, cfg->negative_cache_s);
-	if (cfg->mode == SHIM_MODE_REQUIRE_RDMA)
-		return client_required_fails((struct sockaddr *)&dst, why, err,
-					     false);
-	log_client_tcp((struct sockaddr *)&dst, (uint32_t)prog, (uint32_t)vers,
-		       why, err ? strerror(err) : NULL);
-tcp:
-	return client_tcp(fd, raddr, prog, vers, sendsz, recvsz, why);
-
-real:
-	return shim_real.clnt_vc_create(fd, raddr, prog, vers, sendsz, recvsz);
 }
 
 /* ------------------------------------------------------------------ */
@@ -315,13 +335,15 @@ server_publish(SVCXPRT *xprt, const struct sockaddr *local, uint16_t rdma_port,
  * with no descriptor to close.
  */
 static SVCXPRT *
-server_required_fails(SVCXPRT *xprt, int err)
+server_required_fails(SVCXPRT *xprt, const struct route_decision *d)
 {
+	if (d->by == ROUTE_BY_BAD_CONFIG)
+		shim_log(SHIM_LOG_ERROR,
+			 "server: RDMA required, but the configuration has errors");
 	xprt_unregister(xprt);
 	xprt->xp_fd = RPC_ANYFD;
 	svc_destroy(xprt);
-	rpc_createerr.cf_stat = RPC_SYSTEMERROR;
-	rpc_createerr.cf_error.re_errno = err ? err : ENODEV;
+	route_createerr(d);
 	return NULL;
 }
 
@@ -329,92 +351,101 @@ SVCXPRT *
 shim_svc_vc_create(int fd, u_int sendsz, u_int recvsz)
 {
 	const struct shim_config *cfg;
-	const struct shim_rule *rule;
+	const struct shim_rule *rule = NULL;
+	struct route_facts f = { .server = true };
+	struct route_decision d;
 	struct svc_rdma_params params;
 	struct sockaddr_storage local, peer;
 	socklen_t len;
-	enum rdma_fail why;
-	uint16_t tcp_port, rdma_port;
-	struct shim_stats_conn *s;
+	uint16_t tcp_port, rdma_port = 0;
+	struct shim_stats_conn *s = NULL;
+	char detail[256];
 	SVCXPRT *xprt;
 	int ret;
 
 	shim_init();
 	cfg = shim_cfg();
 	xprt = shim_real.svc_vc_create(fd, sendsz, recvsz);
-	if (!xprt || shim_busy || !cfg->enable)
+	if (!xprt)
 		return xprt;
 
+	f.applies = !shim_busy && cfg->enable;
 	len = sizeof(local);
-	if (getsockname(fd, (struct sockaddr *)&local, &len) < 0 ||
-	    (local.ss_family != AF_INET && local.ss_family != AF_INET6))
-		return xprt;
+	if (f.applies &&
+	    (getsockname(fd, (struct sockaddr *)&local, &len) < 0 ||
+	     (local.ss_family != AF_INET && local.ss_family != AF_INET6)))
+		f.applies = false;
 	/* A connected socket is one client's connection, not a listener. */
 	len = sizeof(peer);
-	if (getpeername(fd, (struct sockaddr *)&peer, &len) == 0)
-		return xprt;
-
-	if (cfg->bad) {
-		if (cfg->mode == SHIM_MODE_REQUIRE_RDMA) {
-			shim_log(SHIM_LOG_ERROR,
-				 "server: RDMA required, but the configuration has errors");
-			return server_required_fails(xprt, EINVAL);
-		}
-		shim_stats_fallback(RDMA_FAIL_CONFIG);
-		return xprt;
+	if (f.applies && getpeername(fd, (struct sockaddr *)&peer, &len) == 0)
+		f.applies = false;
+	if (f.applies) {
+		f.config_bad = cfg->bad;
+		f.mode = cfg->mode;
 	}
-	if (cfg->mode == SHIM_MODE_TCP_ONLY) {
-		log_server((struct sockaddr *)&local, 0, false, RDMA_FAIL_CONFIG,
-			   "mode tcp-only");
-		server_publish(xprt, (struct sockaddr *)&local, 0, RDMA_FAIL_CONFIG);
-		return xprt;
+	if (f.applies && !f.config_bad && f.mode != SHIM_MODE_TCP_ONLY)
+		f.rule = shim_config_server_action(cfg, (struct sockaddr *)&local,
+						   &rule);
+
+	d = route_decide(&f);
+	if (d.action == ROUTE_TRY) {
+		tcp_port = sa_port((struct sockaddr *)&local);
+		rdma_port = shim_config_rdma_port(cfg, tcp_port);
+		/* First: the listener counts its connections there. */
+		s = server_stats_open(xprt, (struct sockaddr *)&local,
+				      rdma_port, RDMA_FAIL_NONE);
+		sa_set_port((struct sockaddr *)&local, rdma_port);
+		params.inline_send = cfg->inline_send;
+		params.inline_recv = cfg->inline_recv;
+		params.credits = cfg->credits;
+		params.max_call = cfg->max_call;
+		params.remote_inv = cfg->remote_invalidate;
+
+		shim_busy++;
+		ret = svc_rdma_listen(xprt, (struct sockaddr *)&local, sendsz,
+				      recvsz, &params, s, &f.result);
+		shim_busy--;
+		/* Logs show the TCP side's address and port. */
+		sa_set_port((struct sockaddr *)&local, tcp_port);
+		f.tried = true;
+		f.err = ret < 0 ? -ret : 0;
+		if (ret >= 0)
+			f.result = RDMA_FAIL_NONE;
+		else
+			log_server((struct sockaddr *)&local, rdma_port, false,
+				   f.result, strerror(f.err));
+		d = route_decide(&f);
 	}
-	if (shim_config_server_action(cfg, (struct sockaddr *)&local, &rule) ==
-	    SHIM_ACTION_TCP) {
-		char detail[256];
 
-		snprintf(detail, sizeof(detail), "rule \"%s\" (%s)", rule->text,
-			 rule->origin);
-		log_server((struct sockaddr *)&local, 0, false, RDMA_FAIL_CONFIG,
-			   detail);
-		server_publish(xprt, (struct sockaddr *)&local, 0, RDMA_FAIL_CONFIG);
-		return xprt;
-	}
-
-	tcp_port = sa_port((struct sockaddr *)&local);
-	rdma_port = shim_config_rdma_port(cfg, tcp_port);
-	/* First: the listener counts its connections there. */
-	s = server_stats_open(xprt, (struct sockaddr *)&local, rdma_port,
-			      RDMA_FAIL_NONE);
-	sa_set_port((struct sockaddr *)&local, rdma_port);
-	params.inline_send = cfg->inline_send;
-	params.inline_recv = cfg->inline_recv;
-	params.credits = cfg->credits;
-	params.max_call = cfg->max_call;
-	params.remote_inv = cfg->remote_invalidate;
-
-	shim_busy++;
-	ret = svc_rdma_listen(xprt, (struct sockaddr *)&local, sendsz, recvsz,
-			      &params, s, &why);
-	shim_busy--;
-	/* Logs show the TCP side's address and port. */
-	sa_set_port((struct sockaddr *)&local, tcp_port);
-	if (ret < 0) {
-		log_server((struct sockaddr *)&local, rdma_port, false, why,
-			   strerror(-ret));
-		if (cfg->mode == SHIM_MODE_REQUIRE_RDMA)
-			return server_required_fails(xprt, -ret);
-		/* The slot stays, as the TCP-only listener's. */
-		shim_stats_fallback(why);
-		if (s) {
-			s->transport = SHIM_STATS_TCP;
-			s->rdma_port = 0;
-			s->reason = why;
-		}
+	switch (d.action) {
+	case ROUTE_RDMA:
+		log_server((struct sockaddr *)&local, rdma_port, true,
+			   RDMA_FAIL_NONE, NULL);
 		shim_stats_publish(s);
 		return xprt;
+	case ROUTE_FAIL:
+		return server_required_fails(xprt, &d);
+	case ROUTE_TCP:
+		/* A failed attempt was logged above, before any failure. */
+		if (d.by != ROUTE_BY_ATTEMPT)
+			log_server((struct sockaddr *)&local, 0, false, d.why,
+				   tcp_detail(&d, &f, rule, detail,
+					      sizeof(detail)));
+		if (s) {
+			/* The slot stays, as the TCP-only listener's. */
+			shim_stats_fallback(d.why);
+			s->transport = SHIM_STATS_TCP;
+			s->rdma_port = 0;
+			s->reason = d.why;
+			shim_stats_publish(s);
+		} else {
+			server_publish(xprt, (struct sockaddr *)&local, 0,
+				       d.why);
+		}
+		return xprt;
+	default:
+		if (d.why != RDMA_FAIL_NONE)
+			shim_stats_fallback(d.why);
+		return xprt;
 	}
-	log_server((struct sockaddr *)&local, rdma_port, true, RDMA_FAIL_NONE, NULL);
-	shim_stats_publish(s);
-	return xprt;
 }

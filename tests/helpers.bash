@@ -11,8 +11,11 @@
 # When bats is run by hand, they default to the build tree bats runs from
 # (a directory holding build.ninja) or else <source>/build.
 #
-# Everything a test starts (servers, rpcbind) is recorded and stopped in
-# teardown, also when the test failed; every wait is bounded.
+# Everything a test starts in the background (servers, peers, clients,
+# rpcbind: start_bg) is recorded and stopped in teardown, the last started
+# first, also when the test failed; every wait is bounded (wait_until).
+# A test skips only for a reason of the host it runs on (skip_for_host):
+# inside the soft-RoCE VM nothing is skipped.
 
 bats_require_minimum_version 1.5.0
 bats_load_library bats-support
@@ -41,12 +44,15 @@ RPCTEST_CLIENT=$RPCTEST_BIN_DIR/rpctest-client
 : "${RPCTEST_STOP_TIMEOUT:=10}"		# SIGTERM until exit, then SIGKILL
 : "${RPCTEST_CLIENT_TIMEOUT:=300}"	# one client run, whatever it does
 
-# State of the current test.
+# State of the current test: every program started in the background (its
+# pid and log, in start order), and the last server and client started.
 SERVER_PIDS=()
 SERVER_LOGS=()
 SERVER_PID=
 SERVER_LOG=
 SERVER_PORT=
+CLIENT_PID=
+CLIENT_LOG=
 RPCBIND_PID=
 
 # --- setup and teardown -----------------------------------------------------
@@ -64,16 +70,14 @@ setup() {
 	require_build
 }
 
-# Stop what the test started; on failure, show the server logs.
+# Stop what the test started, the last started first (clients before their
+# servers, servers before rpcbind); on failure, show their logs.
 helpers_teardown() {
-	local pid
-	for pid in "${SERVER_PIDS[@]}"; do
-		_stop_pid "$pid" || true
+	local i
+	for ((i = ${#SERVER_PIDS[@]} - 1; i >= 0; i--)); do
+		_stop_pid "${SERVER_PIDS[i]}" || true
 	done
-	if [[ -n $RPCBIND_PID ]]; then
-		_stop_pid "$RPCBIND_PID" || true
-		RPCBIND_PID=
-	fi
+	RPCBIND_PID=
 	if [[ -z ${BATS_TEST_COMPLETED:-} ]]; then
 		show_server_logs
 	fi
@@ -92,6 +96,29 @@ show_server_logs() {
 	done >&2
 }
 
+# --- waiting ------------------------------------------------------------------
+
+# wait_until [-q] SECONDS WHAT COMMAND [ARGS...]
+# Runs COMMAND every 0.1 s until it succeeds, for at most SECONDS.  When
+# it never does, fails the test saying "WHAT" was not seen in time (with
+# -q only returns 1, for callers that say more themselves).
+wait_until() {
+	local quiet=0
+	if [[ $1 == -q ]]; then
+		quiet=1
+		shift
+	fi
+	local secs=$1 what=$2 deadline=$((SECONDS + $1))
+	shift 2
+	until "$@"; do
+		if ((SECONDS >= deadline)); then
+			((quiet)) || fail "waited ${secs}s, in vain, for: $what"
+			return 1
+		fi
+		sleep 0.1
+	done
+}
+
 # --- processes ----------------------------------------------------------------
 
 # True while pid exists and is not a zombie.
@@ -102,13 +129,13 @@ _alive() {
 	[[ ${stat:0:1} != Z ]]
 }
 
+_gone() {
+	! _alive "$1"
+}
+
 # Wait at most $2 seconds for pid $1 to end; true if it did.
 _wait_gone() {
-	local pid=$1 deadline=$((SECONDS + $2))
-	while _alive "$pid"; do
-		((SECONDS < deadline)) || return 1
-		sleep 0.05
-	done
+	wait_until -q "$2" "process $1 ends" _gone "$1"
 }
 
 # SIGTERM, bounded wait, SIGKILL; reaps a child. Status of the process in
@@ -137,9 +164,11 @@ _forget_pid() {
 	SERVER_PIDS=("${keep[@]}")
 }
 
-# _launch_prefix ARRAY [--shim] [--preload LIB] [--env NAME=VALUE] [--ns NETNS] ...
+# _launch_prefix ARRAY [--shim] [--rdma] [--preload LIB] [--env NAME=VALUE] [--ns NETNS] ...
 # Fills the named array with the command prefix; leaves the remaining
-# arguments' count to skip in _PREFIX_SHIFT.
+# arguments' count to skip in _PREFIX_SHIFT.  --rdma is --shim with
+# RPCRDMA_SHIM_MODE=require-rdma: the program fails rather than fall back
+# to TCP, so its success proves that it ran over RDMA.
 _launch_prefix() {
 	local -n _cmd=$1
 	shift
@@ -148,6 +177,12 @@ _launch_prefix() {
 	while (($#)); do
 		case $1 in
 		--shim) preload+="${preload:+:}$RPCRDMA_TEST_SHIM_LIB"; shift; n=$((n + 1)) ;;
+		--rdma)
+			preload+="${preload:+:}$RPCRDMA_TEST_SHIM_LIB"
+			envs+=(RPCRDMA_SHIM_MODE=require-rdma)
+			shift
+			n=$((n + 1))
+			;;
 		--preload) preload+="${preload:+:}$2"; shift 2; n=$((n + 2)) ;;
 		--env) envs+=("$2"); shift 2; n=$((n + 2)) ;;
 		--ns) ns=$2; shift 2; n=$((n + 2)) ;;
@@ -157,34 +192,75 @@ _launch_prefix() {
 	done
 	_cmd=()
 	[[ -z $ns ]] || _cmd+=(ip netns exec "$ns")
-	_cmd+=(env)
-	[[ -z $preload ]] || _cmd+=("LD_PRELOAD=$preload")
-	_cmd+=("${envs[@]}")
+	[[ -z $preload ]] || envs=("LD_PRELOAD=$preload" "${envs[@]}")
+	((${#envs[@]} == 0)) || _cmd+=(env "${envs[@]}")
 	_PREFIX_SHIFT=$n
 }
 
-# start_server [--shim] [--preload LIB] [--env NAME=VALUE] [--ns NETNS] [--] [server args]
+# start_bg NAME [--shim] [--rdma] [--preload LIB] [--env NAME=VALUE] [--ns NETNS] [--] COMMAND [ARGS...]
+# The one way to run a program in the background: stdin closed, stdout
+# and stderr (after a first line showing the command) into
+# $BATS_TEST_TMPDIR/NAME<n>.log, recorded so that teardown stops it and
+# shows its log when the test failed.  Sets BG_PID and BG_LOG.
+start_bg() {
+	local name=$1
+	shift
+	local -a cmd
+	_launch_prefix cmd "$@"
+	shift "$_PREFIX_SHIFT"
+	cmd+=("$@")
+	BG_LOG=$BATS_TEST_TMPDIR/$name${#SERVER_LOGS[@]}.log
+	echo "# ${cmd[*]}" >"$BG_LOG"
+	"${cmd[@]}" >>"$BG_LOG" 2>&1 </dev/null 3>&- &
+	BG_PID=$!
+	SERVER_PIDS+=("$BG_PID")
+	SERVER_LOGS+=("$BG_LOG")
+}
+
+# wait_bg PID SECONDS: the background program PID ends by itself within
+# SECONDS (else the test fails); its exit status in BG_STATUS.
+wait_bg() {
+	local pid=$1
+	if ! _wait_gone "$pid" "$2"; then
+		fail "process $pid still running after $2 s"
+		return 1
+	fi
+	BG_STATUS=0
+	wait "$pid" 2>/dev/null || BG_STATUS=$?
+	_forget_pid "$pid"
+}
+
+# start_server [launch options] [--] [server args]
 # Starts rpctest-server in the background and waits (bounded) for its ready
 # file. Sets SERVER_PID, SERVER_PORT (0 for an rpcbind-registered server)
 # and SERVER_LOG.
 start_server() {
-	local -a cmd
-	_launch_prefix cmd "$@"
+	local -a pre
+	_launch_prefix pre "$@"
 	shift "$_PREFIX_SHIFT"
-	local n=${#SERVER_LOGS[@]}
-	local ready=$BATS_TEST_TMPDIR/server$n.ready
-	local log=$BATS_TEST_TMPDIR/server$n.log
-	cmd+=("$RPCTEST_SERVER" -r "$ready" "$@")
-
-	echo "# ${cmd[*]}" >"$log"
-	"${cmd[@]}" >>"$log" 2>&1 </dev/null 3>&- &
-	SERVER_PID=$!
-	SERVER_LOG=$log
-	SERVER_PIDS+=("$SERVER_PID")
-	SERVER_LOGS+=("$log")
-
+	local ready=$BATS_TEST_TMPDIR/server${#SERVER_LOGS[@]}.ready
+	start_bg server -- "${pre[@]}" "$RPCTEST_SERVER" -r "$ready" "$@"
+	SERVER_PID=$BG_PID
+	SERVER_LOG=$BG_LOG
 	await_ready "$SERVER_PID" "$ready" server || return 1
 	SERVER_PORT=$READY_PORT
+}
+
+# start_client_bg [launch options] [--] [client args]
+# rpctest-client in the background (give it a large -c), stopped in
+# teardown with the servers.  Sets CLIENT_PID and CLIENT_LOG; wait_bg
+# "$CLIENT_PID" waits for its end.
+start_client_bg() {
+	local -a pre
+	_launch_prefix pre "$@"
+	shift "$_PREFIX_SHIFT"
+	start_bg client -- "${pre[@]}" "$RPCTEST_CLIENT" "$@"
+	CLIENT_PID=$BG_PID
+	CLIENT_LOG=$BG_LOG
+}
+
+_ready_or_gone() {
+	[[ -s $2 ]] || ! _alive "$1"
 }
 
 # await_ready PID READY_FILE WHAT: wait (bounded by RPCTEST_READY_TIMEOUT)
@@ -193,21 +269,17 @@ start_server() {
 # first or does not get ready in time (teardown then shows its log).
 await_ready() {
 	local pid=$1 ready=$2 what=$3
-	local deadline=$((SECONDS + RPCTEST_READY_TIMEOUT))
-	until [[ -s $ready ]]; do
-		if ! _alive "$pid"; then
-			local st=0
-			wait "$pid" 2>/dev/null || st=$?
-			_forget_pid "$pid"
-			fail "$what exited with status $st before it was ready (its log follows)"
-			return 1
-		fi
-		if ((SECONDS >= deadline)); then
-			fail "$what not ready after ${RPCTEST_READY_TIMEOUT}s (its log follows)"
-			return 1
-		fi
-		sleep 0.05
-	done
+	if ! wait_until -q "$RPCTEST_READY_TIMEOUT" "$what ready" _ready_or_gone "$pid" "$ready"; then
+		fail "$what not ready after ${RPCTEST_READY_TIMEOUT}s (its log follows)"
+		return 1
+	fi
+	if [[ ! -s $ready ]]; then
+		local st=0
+		wait "$pid" 2>/dev/null || st=$?
+		_forget_pid "$pid"
+		fail "$what exited with status $st before it was ready (its log follows)"
+		return 1
+	fi
 	local word
 	read -r word READY_PORT <"$ready"
 	[[ $word == ready ]] || fail "unexpected ready file: $(cat "$ready")"
@@ -225,7 +297,7 @@ stop_server() {
 	((STOP_STATUS == 0)) || fail "server $pid exited with status $STOP_STATUS after SIGTERM"
 }
 
-# client [--shim] [--preload LIB] [--env NAME=VALUE] [--ns NETNS] [--] [client args]
+# client [launch options] [--] [client args]
 # Runs rpctest-client under `run` (status, output, lines), bounded by
 # RPCTEST_CLIENT_TIMEOUT (status 124 when it had to be stopped).
 client() {
@@ -310,31 +382,37 @@ unique_prog() {
 	printf '0x%08x\n' $((0x20100000 + (RANDOM * 32768 + RANDOM) % 0x0ff00000))
 }
 
-# ensure_rpcbind: rpcbind answers `rpcinfo -p`; starts one for this test
-# (stopped in teardown) when none runs. Skips when that needs root.
-ensure_rpcbind() {
-	if timeout 10 rpcinfo -p >/dev/null 2>&1; then
-		return 0
+# skip_for_host REASON: skip the test for a reason of this host (no root,
+# a tool not installed, no RDMA device, an rpcbind of its own).  Inside the
+# soft-RoCE VM (RXE_VM=1) nothing may be skipped: there it fails instead.
+skip_for_host() {
+	if [[ ${RXE_VM:-} == 1 ]]; then
+		fail "$1 (inside the VM a test may not be skipped)"
+		return 1
 	fi
-	command -v rpcbind >/dev/null || skip "rpcbind is not running and not installed"
-	((EUID == 0)) || skip "rpcbind is not running and starting it needs root"
-	rpcbind -f </dev/null >"$BATS_TEST_TMPDIR/rpcbind.log" 2>&1 3>&- &
-	RPCBIND_PID=$!
-	local deadline=$((SECONDS + 10))
-	until timeout 5 rpcinfo -p >/dev/null 2>&1; do
-		if ! _alive "$RPCBIND_PID" || ((SECONDS >= deadline)); then
-			fail "rpcbind did not come up; log:
-$(cat "$BATS_TEST_TMPDIR/rpcbind.log")"
-			return 1
-		fi
-		sleep 0.1
-	done
+	skip "$1"
+}
+
+_rpcbind_answers() {
+	timeout 5 rpcinfo -p >/dev/null 2>&1
+}
+
+# ensure_rpcbind: rpcbind answers `rpcinfo -p`; starts one for this test
+# (stopped in teardown, after what the test started later) when none runs.
+# Skips when that needs root.
+ensure_rpcbind() {
+	_rpcbind_answers && return 0
+	command -v rpcbind >/dev/null || skip_for_host "rpcbind is not running and not installed"
+	((EUID == 0)) || skip_for_host "rpcbind is not running and starting it needs root"
+	start_bg rpcbind rpcbind -f
+	RPCBIND_PID=$BG_PID
+	wait_until 15 "rpcbind to answer rpcinfo -p" _rpcbind_answers
 }
 
 # require_ipv6: the loopback has ::1.
 require_ipv6() {
 	grep -q '^0\{31\}1 ' /proc/net/if_inet6 2>/dev/null ||
-		skip "no IPv6 loopback address (::1)"
+		skip_for_host "no IPv6 loopback address (::1)"
 }
 
 # has_rdma_device [NAME]
@@ -361,7 +439,7 @@ require_rdma_device() {
 		fail "no RDMA device${dev:+ named $dev} in /sys/class/infiniband, but RXE_VM=${RXE_VM:-} RPCRDMA_TEST_REQUIRE_RDMA=${RPCRDMA_TEST_REQUIRE_RDMA:-} require one"
 		return 1
 	fi
-	skip "no RDMA device${dev:+ named $dev}: run through tools/rxe-vm, or set up soft-RoCE"
+	skip_for_host "no RDMA device${dev:+ named $dev}: run through tools/rxe-vm, or set up soft-RoCE"
 }
 
 # require_env NAME...: variables the VM exports; missing ones fail where
@@ -374,6 +452,147 @@ require_env() {
 			fail "$name is not set (tools/rxe-vm exports it)"
 			return 1
 		fi
-		skip "$name is not set: run through tools/rxe-vm"
+		skip_for_host "$name is not set: run through tools/rxe-vm"
 	done
+}
+
+# --- the shim's log -----------------------------------------------------------
+
+# re_quote STRING: STRING as a literal inside an extended regex.
+re_quote() {
+	sed 's/[][\.*^$+?(){}|]/\\&/g' <<<"$1"
+}
+
+# shim_line [--comm NAME] [--pid PID] [--prog N] KIND ADDR PORT [OUTCOME]
+# The extended regex of one of the shim's decision lines, from the start
+# of the line:
+#   client      rpcrdma-shim[COMM:PID]: client program N[ (NAME)] version V to ADDR port PORT: OUTCOME
+#   required    rpcrdma-shim[COMM:PID]: error: client to ADDR port PORT: RDMA required, but OUTCOME
+#   server      rpcrdma-shim[COMM:PID]: server on ADDR port PORT: OUTCOME
+#   connection  rpcrdma-shim[COMM:PID]: server: RDMA connection from ADDR port PORT: OUTCOME
+# ADDR and PORT are literal, '' for any.  OUTCOME is a regex that follows
+# (end it with $ to match the rest of the line whole), '' for any; RDMA and
+# TCP stand for each kind's own forms:
+#   client      RDMA  RDMA, inline S/R[ (peer sent no RFC 8797 private data)], credits C requested, R=0|1
+#               TCP   TCP (REASON[: DETAIL])
+#   server      RDMA  RDMA listener on port N
+#               TCP   TCP only (REASON[: DETAIL])
+#   connection  RDMA  inline S/R[ (peer sent no RFC 8797 private data)], credits C, R=0|1
+shim_line() {
+	local comm='[^]:]+' pid='[0-9]+' prog='[0-9]+'
+	while [[ $1 == --* ]]; do
+		case $1 in
+		--comm) comm=$(re_quote "$2") ;;
+		--pid) pid=$2 ;;
+		--prog) prog=$(($2)) ;;
+		*) fail "shim_line: unknown option $1"; return 1 ;;
+		esac
+		shift 2
+	done
+	local kind=$1 addr='[^ ]+' port='[0-9]+' outcome=${4:-}
+	[[ -z ${2:-} ]] || addr=$(re_quote "$2")
+	[[ -z ${3:-} ]] || port=$3
+	local inline='inline [0-9]+/[0-9]+( \(peer sent no RFC 8797 private data\))?'
+	case $kind:$outcome in
+	client:RDMA) outcome="RDMA, $inline, credits [0-9]+ requested, R=[01]\$" ;;
+	client:TCP) outcome='TCP \(' ;;
+	server:RDMA) outcome='RDMA listener on port [0-9]+$' ;;
+	server:TCP) outcome='TCP only \(' ;;
+	connection:RDMA) outcome="$inline, credits [0-9]+, R=[01]\$" ;;
+	esac
+	local head="^rpcrdma-shim\\[$comm:$pid\\]: "
+	case $kind in
+	client) echo "${head}client program $prog( \\([^)]*\\))? version [0-9]+ to $addr port $port: $outcome" ;;
+	required) echo "${head}error: client to $addr port $port: RDMA required, but $outcome" ;;
+	server) echo "${head}server on $addr port $port: $outcome" ;;
+	connection) echo "${head}server: RDMA connection from $addr port $port: $outcome" ;;
+	*) fail "shim_line: unknown kind '$kind' (client, required, server, connection)"; return 1 ;;
+	esac
+}
+
+# _shim_text [--log FILE | --stderr] ...: the text to search, into
+# _SHIM_TEXT and _SHIM_WHERE; the count of arguments taken in _SHIM_SHIFT.
+_shim_text() {
+	_SHIM_SHIFT=0
+	case ${1:-} in
+	--log)
+		_SHIM_TEXT=$(cat "$2" 2>&1)
+		_SHIM_WHERE=$2
+		_SHIM_SHIFT=2
+		;;
+	--stderr)
+		_SHIM_TEXT=$stderr
+		_SHIM_WHERE="the program's stderr"
+		_SHIM_SHIFT=1
+		;;
+	*)
+		_SHIM_TEXT=$output
+		_SHIM_WHERE="the program's output"
+		;;
+	esac
+}
+
+# assert_shim_line [--log FILE | --stderr] [shim_line arguments]
+# The output of the last `run` (or FILE, or the stderr of the last `run
+# --separate-stderr`) has that decision line.
+assert_shim_line() {
+	local re
+	_shim_text "$@"
+	shift "$_SHIM_SHIFT"
+	re=$(shim_line "$@") || return 1
+	grep -qE -- "$re" <<<"$_SHIM_TEXT" ||
+		fail "no line matching '$re' in $_SHIM_WHERE:
+$_SHIM_TEXT"
+}
+
+# refute_shim_line: as assert_shim_line, that no such line is there.
+refute_shim_line() {
+	local re
+	_shim_text "$@"
+	shift "$_SHIM_SHIFT"
+	re=$(shim_line "$@") || return 1
+	! grep -qE -- "$re" <<<"$_SHIM_TEXT" ||
+		fail "a line matching '$re' in $_SHIM_WHERE:
+$(grep -E -- "$re" <<<"$_SHIM_TEXT")"
+}
+
+# count_shim_lines [--log FILE | --stderr] [shim_line arguments]: how many.
+count_shim_lines() {
+	local re
+	_shim_text "$@"
+	shift "$_SHIM_SHIFT"
+	re=$(shim_line "$@") || return 1
+	grep -cE -- "$re" <<<"$_SHIM_TEXT" || true
+}
+
+# assert_log FILE REGEX: FILE has a line matching REGEX (grep -E).
+assert_log() {
+	grep -qE -- "$2" "$1" ||
+		fail "no line matching '$2' in $1:
+$(cat "$1")"
+}
+
+refute_log() {
+	! grep -qE -- "$2" "$1" ||
+		fail "a line matching '$2' in $1:
+$(grep -E -- "$2" "$1")"
+}
+
+# count_log FILE REGEX: how many lines match.
+count_log() {
+	grep -cE -- "$2" "$1" || true
+}
+
+# wait_log FILE REGEX SECONDS: until a line of FILE matches (bounded).
+wait_log() {
+	wait_until "$3" "a line matching '$2' in $1" grep -qE -- "$2" "$1"
+}
+
+# assert_netid NETID [CALLER-ADDRESS]: the server's WHOAMI answer in the
+# last client run names the transport the call came over (rdma, rdma6,
+# tcp, tcp6), and the caller's address.
+assert_netid() {
+	local caller='[^ ]+'
+	[[ -z ${2:-} ]] || caller="$(re_quote "$2")\\.[0-9]+\\.[0-9]+"
+	assert_line --regexp "^whoami caller=$caller .* netid=$1 "
 }

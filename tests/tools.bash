@@ -28,27 +28,12 @@ require_tools() {
 
 require_jq() {
 	command -v jq >/dev/null ||
-		skip "jq is not installed (the tests read rpcrdma-stat -j with it)"
+		skip_for_host "jq is not installed (the tests read rpcrdma-stat -j with it)"
 }
 
 # --- programs ---------------------------------------------------------------
 
-# start_client_bg [--shim] [--env NAME=VALUE] [--ns NETNS] [--] [client args]
-# rpctest-client in the background (give it a large -c), stopped in
-# teardown with the servers.  Sets CLIENT_PID and CLIENT_LOG.
-start_client_bg() {
-	local -a cmd
-	_launch_prefix cmd "$@"
-	shift "$_PREFIX_SHIFT"
-	local log=$BATS_TEST_TMPDIR/client${#SERVER_LOGS[@]}.log
-	cmd+=("$RPCTEST_CLIENT" "$@")
-	echo "# ${cmd[*]}" >"$log"
-	"${cmd[@]}" >>"$log" 2>&1 </dev/null 3>&- &
-	CLIENT_PID=$!
-	CLIENT_LOG=$log
-	SERVER_PIDS+=("$CLIENT_PID")
-	SERVER_LOGS+=("$log")
-}
+# The background client is started with start_client_bg (helpers.bash).
 
 # pause_client / resume_client: stop the background client (SIGSTOP), so
 # that its traffic does not slow down the checks, and let it go on.  A
@@ -103,17 +88,6 @@ _wrapper() {
 	} >"$script"
 	chmod +x "$script"
 	echo "$script"
-}
-
-# wait_until SECONDS COMMAND...: run COMMAND until it succeeds; false when
-# it did not within SECONDS.
-wait_until() {
-	local deadline=$((SECONDS + $1))
-	shift
-	until "$@"; do
-		((SECONDS < deadline)) || return 1
-		sleep 0.1
-	done
 }
 
 # --- rpcrdma-stat ---------------------------------------------------------------
@@ -171,24 +145,4 @@ stat_has() {
 # The statistics file of process PID (of this user).
 stats_file() {
 	echo "/dev/shm/rpcrdma-shim.$(id -u).$1"
-}
-
-# --- logs -------------------------------------------------------------------
-
-# assert_log FILE REGEX: FILE has a line matching REGEX (grep -E).
-assert_log() {
-	grep -qE -- "$2" "$1" ||
-		fail "no line matching '$2' in $1:
-$(cat "$1")"
-}
-
-refute_log() {
-	! grep -qE -- "$2" "$1" ||
-		fail "a line matching '$2' in $1:
-$(grep -E -- "$2" "$1")"
-}
-
-# count_log FILE REGEX: how many lines match.
-count_log() {
-	grep -cE -- "$2" "$1" || true
 }

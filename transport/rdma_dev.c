@@ -13,6 +13,11 @@
 static pthread_mutex_t devs_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct rdma_dev *devs;
 
+/* How the pool registers its buffers (tests/unit/test_pool.c replaces them). */
+int (*rdma_pool_buf_alloc)(struct rdma_dev *dev, struct rdma_buf *buf,
+			   size_t len, int access) = rdma_buf_alloc;
+void (*rdma_pool_buf_free)(struct rdma_buf *buf) = rdma_buf_free;
+
 struct rdma_dev *
 rdma_dev_get(struct ibv_context *verbs)
 {
@@ -68,7 +73,7 @@ rdma_dev_put(struct rdma_dev *dev)
 			struct rdma_pbuf *pb = dev->idle;
 
 			dev->idle = pb->idle_next;
-			rdma_buf_free(&pb->buf);
+			rdma_pool_buf_free(&pb->buf);
 			free(pb);
 		}
 		ibv_dealloc_pd(dev->pd);
@@ -112,8 +117,8 @@ rdma_buf_free(struct rdma_buf *buf)
 }
 
 /* Powers of two up to 1 MiB, then whole MiB: few classes, little waste. */
-static size_t
-pool_class(size_t len)
+size_t
+rdma_pool_class(size_t len)
 {
 	size_t c = RDMA_POOL_MIN;
 
@@ -127,7 +132,7 @@ pool_class(size_t len)
 struct rdma_pbuf *
 rdma_pool_get(struct rdma_dev *dev, size_t len)
 {
-	size_t want = pool_class(len);
+	size_t want = rdma_pool_class(len);
 	struct rdma_pbuf *pb, **pp;
 	int access = IBV_ACCESS_LOCAL_WRITE;
 
@@ -148,7 +153,7 @@ rdma_pool_get(struct rdma_dev *dev, size_t len)
 		return NULL;
 	if (dev->mw_type2)
 		access |= IBV_ACCESS_MW_BIND;
-	if (rdma_buf_alloc(dev, &pb->buf, want, access)) {
+	if (rdma_pool_buf_alloc(dev, &pb->buf, want, access)) {
 		free(pb);
 		return NULL;
 	}
@@ -175,7 +180,7 @@ rdma_pool_put(struct rdma_dev *dev, struct rdma_pbuf *pb)
 	}
 	pthread_mutex_unlock(&devs_lock);
 	if (victim) {
-		rdma_buf_free(&victim->buf);
+		rdma_pool_buf_free(&victim->buf);
 		free(victim);
 	}
 }

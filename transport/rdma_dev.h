@@ -64,6 +64,14 @@ struct rdma_pbuf {
 	struct rdma_pbuf *held_next;	/* an endpoint's held list (ep.c) */
 };
 
+/* The size class of a request: what the pool registers for len octets. */
+size_t rdma_pool_class(size_t len);
+
+/* rdma_buf_alloc and rdma_buf_free, as the pool calls them. */
+extern int (*rdma_pool_buf_alloc)(struct rdma_dev *dev, struct rdma_buf *buf,
+				  size_t len, int access);
+extern void (*rdma_pool_buf_free)(struct rdma_buf *buf);
+
 /* A buffer of at least len octets; NULL when it cannot be registered. */
 struct rdma_pbuf *rdma_pool_get(struct rdma_dev *dev, size_t len);
 void rdma_pool_put(struct rdma_dev *dev, struct rdma_pbuf *pb);

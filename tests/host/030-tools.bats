@@ -28,7 +28,7 @@ run_wrapper_env() {
 # --- man pages --------------------------------------------------------------
 
 @test "every man page renders without warnings" {
-	command -v man >/dev/null || skip "man (man-db) is not installed"
+	command -v man >/dev/null || skip_for_host "man (man-db) is not installed"
 	local page n=0
 	for page in "$RPCRDMA_SRC_DIR"/man/*.[1-9]; do
 		run --separate-stderr env LC_ALL=C.UTF-8 MANWIDTH=80 \
@@ -198,7 +198,7 @@ run_wrapper_env() {
 }
 
 @test "rpcrdma-run warns that a setuid program ignores LD_PRELOAD" {
-	((EUID == 0)) || skip "making a setuid file needs root"
+	((EUID == 0)) || skip_for_host "making a setuid file needs root"
 	cp "$(type -P true)" "$BATS_TEST_TMPDIR/suid-true"
 	chmod u+s "$BATS_TEST_TMPDIR/suid-true"
 	run --separate-stderr "$RPCRDMA_TEST_RUN" "$BATS_TEST_TMPDIR/suid-true"
@@ -213,11 +213,12 @@ run_wrapper_env() {
 	wrap_server
 	wrap_client
 	start_server -m tli -a 127.0.0.1 -p "$port"
-	assert_log "$SERVER_LOG" "^rpcrdma-shim\[rpctest-server:$SERVER_PID\]: server on 127\.0\.0\.1 port $port: TCP only \(no RDMA device"
+	assert_shim_line --log "$SERVER_LOG" --comm rpctest-server --pid "$SERVER_PID" \
+		server 127.0.0.1 "$port" 'TCP only \(no RDMA device'
 
 	client -m tli -h 127.0.0.1 -p "$port" -o null,echo,source -s 0,1,64K,1M+3
 	assert_client_ran null,echo,source 0,1,64K,1M+3
-	assert_line --regexp "^rpcrdma-shim\[rpctest-client:[0-9]+\]: client program $RPCTEST_PROG_NUM version 1 to 127\.0\.0\.1 port $port: TCP \(no RDMA device"
+	assert_shim_line --comm rpctest-client --prog "$RPCTEST_PROG_NUM" client 127.0.0.1 "$port" 'TCP \(no RDMA device'
 
 	wrap_client -q
 	client -m tli -h 127.0.0.1 -p "$port" -o echo -s 4K
@@ -237,7 +238,7 @@ run_wrapper_env() {
 	elif ((EUID == 0)) && command -v setpriv >/dev/null; then
 		alone=(setpriv --reuid=65534 --regid=65534 --clear-groups)
 	else
-		skip "needs root, to hide the processes of this host"
+		skip_for_host "needs root, to hide the processes of this host"
 	fi
 
 	run --separate-stderr "${alone[@]}" "$RPCRDMA_TEST_STAT"
@@ -284,7 +285,7 @@ run_wrapper_env() {
 	spid=$SERVER_PID
 	start_client_bg --shim -m tli -h 127.0.0.1 -p "$port" -o null -c 1000000000 -q
 	cpid=$CLIENT_PID
-	wait_until 15 stat_has "$cpid" '.transports[0].calls > 0' ||
+	wait_until -q 15 "the client's calls in rpcrdma-stat" stat_has "$cpid" '.transports[0].calls > 0' ||
 		fail "the client's calls never showed in rpcrdma-stat: $("$RPCRDMA_TEST_STAT" -j -p "$cpid" 2>&1)"
 
 	stat_json -p "$spid" -p "$cpid"
@@ -314,8 +315,7 @@ run_wrapper_env() {
 
 	# The calls keep counting.
 	calls=${ST[$cpid.client.calls]}
-	wait_until 10 stat_has "$cpid" ".transports[0].calls > $calls" ||
-		fail "calls stayed at $calls"
+	wait_until 10 "the client's calls to grow beyond $calls" stat_has "$cpid" ".transports[0].calls > $calls"
 
 	# The table and the summary say the same.
 	run --separate-stderr "$RPCRDMA_TEST_STAT" -p "$spid" -p "$cpid"
@@ -338,7 +338,7 @@ run_wrapper_env() {
 	start_server -m tli -a 127.0.0.1 -p "$port"
 	printf 'mode = tcp-only\n' >"$conf"
 	start_client_bg --shim --env "RPCRDMA_SHIM_CONFIG=$conf" -m tli -h 127.0.0.1 -p "$port" -o null -c 1000000000 -q
-	wait_until 15 stat_has "$CLIENT_PID" '.transports[0].calls > 0' || fail "client not shown"
+	wait_until 15 "the client's calls in rpcrdma-stat" stat_has "$CLIENT_PID" '.transports[0].calls > 0'
 
 	stat_json -p "$CLIENT_PID"
 	assert_st "$CLIENT_PID.config" "$conf"
@@ -359,7 +359,7 @@ run_wrapper_env() {
 	start_server --shim -m tli -a 127.0.0.1 -p "$port"
 	pid=$SERVER_PID
 	file=$(stats_file "$pid")
-	wait_until 5 test -s "$file" || fail "$file was not made"
+	wait_until 5 "$file to be made" test -s "$file"
 
 	# Killed: no exit handler ran, the file stays behind.
 	kill -KILL "$pid"
@@ -406,8 +406,8 @@ patch_u32() {
 }
 
 @test "without root, rpcrdma-stat shows the caller's own processes only" {
-	((EUID == 0)) || skip "needs root, to run a server as another user"
-	command -v setpriv >/dev/null || skip "setpriv is not installed"
+	((EUID == 0)) || skip_for_host "needs root, to run a server as another user"
+	command -v setpriv >/dev/null || skip_for_host "setpriv is not installed"
 	require_jq
 	# HOME too: nobody cannot look into root's.
 	local -a as_nobody=(setpriv --reuid=65534 --regid=65534 --clear-groups

@@ -23,9 +23,10 @@ setup() {
 	PORT=$(free_port)
 }
 
-# The decision lines of the client and the server, as logged at info.
-CLIENT_LINE='rpcrdma-shim\[rpctest-client:[0-9]+\]: client program [0-9]+ version 1 to 127\.0\.0\.1 port [0-9]+: TCP'
-SERVER_LINE='rpcrdma-shim\[rpctest-server:[0-9]+\]: server on 127\.0\.0\.1 port [0-9]+: TCP only'
+# The decision lines of the client and the server (shim_line in
+# helpers.bash): both on TCP here, for lack of an RDMA device.
+CLIENT=(--comm rpctest-client client 127.0.0.1)
+SERVER=(--comm rpctest-server server 127.0.0.1)
 
 # bad_input_case DESCRIPTION EXPECTED-MESSAGE-REGEX [--env NAME=VALUE]...
 # Server and client both run with the bad input (a file is passed with
@@ -44,14 +45,14 @@ bad_input_case() {
 $(cat "$SERVER_LOG")"
 	[ "$(count_log "$SERVER_LOG" ': error: ')" = 1 ] || fail "$what: more than one error: $(cat "$SERVER_LOG")"
 	assert_log "$SERVER_LOG" "^rpcrdma-shim\[rpctest-server:$SERVER_PID\]: warning: configuration errors: every transport stays on TCP$"
-	refute_log "$SERVER_LOG" "$SERVER_LINE"
+	refute_shim_line --log "$SERVER_LOG" "${SERVER[@]}"
 
 	client --shim "$@" -m tli -h 127.0.0.1 -p "$PORT" -o "$OPS" -s "$SIZES"
 	assert_client_ran "$OPS" "$SIZES"
 	assert_line --regexp "^rpcrdma-shim\[rpctest-client:[0-9]+\]: error: $msg$"
 	[ "$(grep -c ': error: ' <<<"$output")" = 1 ] || fail "$what: more than one error: $output"
 	assert_line --regexp '^rpcrdma-shim\[rpctest-client:[0-9]+\]: warning: configuration errors: every transport stays on TCP$'
-	refute_line --regexp "$CLIENT_LINE"
+	refute_shim_line "${CLIENT[@]}"
 
 	# The transports are left alone: no transport is published, only the
 	# process, its configuration errors and the fallback it counted.
@@ -71,16 +72,11 @@ conf_file() {
 	echo "$f"
 }
 
-# A regex matching a path literally.
-re() {
-	sed 's/[][\.*^$+?(){}|/]/\\&/g' <<<"$1"
-}
-
 @test "an unknown key: one message with file:line, key, value and the known keys" {
 	local f
 	f=$(conf_file bad.conf '# inline sizes' 'inline_sned = 8K')
 	bad_input_case "unknown key" \
-		"$(re "$f"):2: inline_sned = 8K: unknown key \(known: enable, mode, inline_send, inline_recv, credits, connect_timeout, negative_cache, max_reply, max_call, write_chunk, remote_invalidate, log_level, log, rule, port_map\)" \
+		"$(re_quote "$f"):2: inline_sned = 8K: unknown key \(known: enable, mode, inline_send, inline_recv, credits, connect_timeout, negative_cache, max_reply, max_call, write_chunk, remote_invalidate, log_level, log, rule, port_map\)" \
 		--env "RPCRDMA_SHIM_CONFIG=$f"
 }
 
@@ -88,41 +84,41 @@ re() {
 	local f
 	f=$(conf_file bad.conf 'credits = 16' 'remote_invalidate = maybe')
 	bad_input_case "bad boolean" \
-		"$(re "$f"):2: remote_invalidate = maybe: must be yes or no \(or true/false, on/off, 1/0\)" \
+		"$(re_quote "$f"):2: remote_invalidate = maybe: must be yes or no \(or true/false, on/off, 1/0\)" \
 		--env "RPCRDMA_SHIM_CONFIG=$f"
 
 	f=$(conf_file bad2.conf 'max_reply = lots')
 	bad_input_case "not a number" \
-		"$(re "$f"):1: max_reply = lots: must be from 4096 \(4K\) to 1073741824 \(1G\) bytes \(optional suffix K, M, G, KiB, MiB or GiB\)" \
+		"$(re_quote "$f"):1: max_reply = lots: must be from 4096 \(4K\) to 1073741824 \(1G\) bytes \(optional suffix K, M, G, KiB, MiB or GiB\)" \
 		--env "RPCRDMA_SHIM_CONFIG=$f"
 
 	f=$(conf_file bad3.conf 'rule = tcp programme 100003')
 	bad_input_case "bad rule" \
-		"$(re "$f"):1: rule = tcp programme 100003: unknown criterion 'programme' \(program, version, address or port\)" \
+		"$(re_quote "$f"):1: rule = tcp programme 100003: unknown criterion 'programme' \(program, version, address or port\)" \
 		--env "RPCRDMA_SHIM_CONFIG=$f"
 }
 
 @test "an out-of-range value: one message with the range" {
 	local f
 	f=$(conf_file bad.conf 'credits = 5000')
-	bad_input_case "credits" "$(re "$f"):1: credits = 5000: must be from 1 to 1024" \
+	bad_input_case "credits" "$(re_quote "$f"):1: credits = 5000: must be from 1 to 1024" \
 		--env "RPCRDMA_SHIM_CONFIG=$f"
 
 	f=$(conf_file bad2.conf '' 'inline_send = 1000   # not a multiple')
 	bad_input_case "inline_send" \
-		"$(re "$f"):2: inline_send = 1000: must be a multiple of 1024 from 1024 to 262144" \
+		"$(re_quote "$f"):2: inline_send = 1000: must be a multiple of 1024 from 1024 to 262144" \
 		--env "RPCRDMA_SHIM_CONFIG=$f"
 
 	f=$(conf_file bad3.conf 'port_map = 2049:70000')
 	bad_input_case "port_map" \
-		"$(re "$f"):1: port_map = 2049:70000: must be TCP:RDMA, two ports from 1 to 65535" \
+		"$(re_quote "$f"):1: port_map = 2049:70000: must be TCP:RDMA, two ports from 1 to 65535" \
 		--env "RPCRDMA_SHIM_CONFIG=$f"
 }
 
 @test "a malformed line: one message with file:line and the line" {
 	local f
 	f=$(conf_file bad.conf 'mode = prefer-rdma' '' 'log_level debug')
-	bad_input_case "malformed" "$(re "$f"):3: log_level debug: not a 'key = value' line" \
+	bad_input_case "malformed" "$(re_quote "$f"):3: log_level debug: not a 'key = value' line" \
 		--env "RPCRDMA_SHIM_CONFIG=$f"
 }
 
@@ -138,10 +134,10 @@ re() {
 @test "a configuration file that cannot be read: one message naming it and why" {
 	local d=$BATS_TEST_TMPDIR/a-directory.conf
 	mkdir "$d"
-	bad_input_case "directory" "$(re "$d"): is a directory" --env "RPCRDMA_SHIM_CONFIG=$d"
+	bad_input_case "directory" "$(re_quote "$d"): is a directory" --env "RPCRDMA_SHIM_CONFIG=$d"
 
-	((EUID == 0)) || skip "the unreadable-file case runs the client as nobody (needs root)"
-	command -v setpriv >/dev/null || skip "setpriv is not installed"
+	((EUID == 0)) || skip_for_host "the unreadable-file case runs the client as nobody (needs root)"
+	command -v setpriv >/dev/null || skip_for_host "setpriv is not installed"
 	local f
 	f=$(conf_file unreadable.conf 'credits = 8')
 	chmod 600 "$f"
@@ -155,9 +151,9 @@ re() {
 	start_server -m tli -a 127.0.0.1 -p "$PORT"
 	client --shim --env "RPCRDMA_SHIM_CONFIG=$f" -m tli -h 127.0.0.1 -p "$PORT" -o "$OPS" -s "$SIZES"
 	assert_client_ran "$OPS" "$SIZES"
-	assert_line --regexp "^rpcrdma-shim\[rpctest-client:[0-9]+\]: error: $(re "$f"): cannot open: Permission denied$"
+	assert_line --regexp "^rpcrdma-shim\[rpctest-client:[0-9]+\]: error: $(re_quote "$f"): cannot open: Permission denied$"
 	[ "$(grep -c ': error: ' <<<"$output")" = 1 ]
-	refute_line --regexp "$CLIENT_LINE"
+	refute_shim_line "${CLIENT[@]}"
 	stop_server
 }
 
@@ -167,8 +163,8 @@ re() {
 	start_server -m tli -a 127.0.0.1 -p "$PORT"
 	client --shim --env "RPCRDMA_SHIM_CONFIG=$f" -m tli -h 127.0.0.1 -p "$PORT" -o null
 	assert_failure 1
-	assert_line --regexp "^rpcrdma-shim\[rpctest-client:[0-9]+\]: error: $(re "$f"):2: credits = 0: must be from 1 to 1024$"
-	assert_line --regexp "^rpcrdma-shim\[rpctest-client:[0-9]+\]: error: client to 127\.0\.0\.1 port $PORT: RDMA required, but the configuration has errors$"
+	assert_line --regexp "^rpcrdma-shim\[rpctest-client:[0-9]+\]: error: $(re_quote "$f"):2: credits = 0: must be from 1 to 1024$"
+	assert_shim_line --comm rpctest-client required 127.0.0.1 "$PORT" 'the configuration has errors$'
 	assert_line --partial "RPC: Remote system error - Invalid argument"
 	refute_line "null ok"
 	stop_server
@@ -186,7 +182,7 @@ re() {
 	# with a good configuration require-rdma fails for the real reason.
 	client --shim --env RPCRDMA_SHIM_MODE=require-rdma -m tli -h 127.0.0.1 -p "$PORT" -o null
 	assert_failure 1
-	assert_line --regexp "error: client to 127\.0\.0\.1 port $PORT: RDMA required, but no RDMA device$"
+	assert_shim_line required 127.0.0.1 "$PORT" 'no RDMA device$'
 }
 
 @test "search order: RPCRDMA_SHIM_CONFIG, then \$XDG_CONFIG_HOME, then ~/.config; the environment wins over files" {
@@ -198,46 +194,46 @@ re() {
 	# No file: the decision line at info.
 	client --shim "${call[@]}"
 	assert_client_ran null ""
-	assert_line --regexp "^$CLIENT_LINE"
+	assert_shim_line "${CLIENT[@]}" "$PORT" TCP
 
 	# ~/.config/rpcrdma-shim/<program>.conf (XDG_CONFIG_HOME unset).
 	printf 'log_level = warn\n' >"$HOME/.config/rpcrdma-shim/rpctest-client.conf"
 	client --shim "${call[@]}"
 	assert_client_ran null ""
-	refute_line --regexp "$CLIENT_LINE"
+	refute_shim_line "${CLIENT[@]}"
 	# ... and not for another program's name.
 	mv "$HOME/.config/rpcrdma-shim/rpctest-client.conf" "$HOME/.config/rpcrdma-shim/rpctest-server.conf"
 	client --shim "${call[@]}"
-	assert_line --regexp "^$CLIENT_LINE"
+	assert_shim_line "${CLIENT[@]}" "$PORT" TCP
 
 	# $XDG_CONFIG_HOME/rpcrdma-shim/<program>.conf, before ~/.config.
 	printf 'log_level = debug\n' >"$HOME/.config/rpcrdma-shim/rpctest-client.conf"
 	printf 'log_level = warn\n' >"$xdg/rpcrdma-shim/rpctest-client.conf"
 	client --shim --env "XDG_CONFIG_HOME=$xdg" "${call[@]}"
 	assert_client_ran null ""
-	refute_line --regexp "$CLIENT_LINE"
+	refute_shim_line "${CLIENT[@]}"
 	refute_line --partial "configuration read from"
 	# A relative XDG_CONFIG_HOME is ignored (the XDG rules): ~/.config.
 	client --shim --env "XDG_CONFIG_HOME=xdg" "${call[@]}"
-	assert_line --regexp "rpcrdma-shim\[rpctest-client:[0-9]+\]: configuration read from $(re "$HOME")/\.config/rpcrdma-shim/rpctest-client\.conf$"
+	assert_line --regexp "rpcrdma-shim\[rpctest-client:[0-9]+\]: configuration read from $(re_quote "$HOME")/\.config/rpcrdma-shim/rpctest-client\.conf$"
 
 	# RPCRDMA_SHIM_CONFIG before both.
 	explicit=$(conf_file explicit.conf 'log_level = debug')
 	client --shim --env "XDG_CONFIG_HOME=$xdg" --env "RPCRDMA_SHIM_CONFIG=$explicit" "${call[@]}"
 	assert_client_ran null ""
-	assert_line --regexp "rpcrdma-shim\[rpctest-client:[0-9]+\]: configuration read from $(re "$explicit")$"
-	assert_line --regexp "^$CLIENT_LINE"
+	assert_line --regexp "rpcrdma-shim\[rpctest-client:[0-9]+\]: configuration read from $(re_quote "$explicit")$"
+	assert_shim_line "${CLIENT[@]}" "$PORT" TCP
 
 	# A missing RPCRDMA_SHIM_CONFIG is a warning, and the search goes on.
 	client --shim --env "XDG_CONFIG_HOME=$xdg" --env "RPCRDMA_SHIM_CONFIG=$BATS_TEST_TMPDIR/none.conf" "${call[@]}"
 	assert_client_ran null ""
-	assert_line --regexp "warning: environment: RPCRDMA_SHIM_CONFIG=$(re "$BATS_TEST_TMPDIR")/none\.conf: no such file; searching the usual places$"
-	refute_line --regexp "$CLIENT_LINE"
+	assert_line --regexp "warning: environment: RPCRDMA_SHIM_CONFIG=$(re_quote "$BATS_TEST_TMPDIR")/none\.conf: no such file; searching the usual places$"
+	refute_shim_line "${CLIENT[@]}"
 	refute_line --partial "error:"
 
 	# The environment wins over the file that was read.
 	client --shim --env "XDG_CONFIG_HOME=$xdg" --env RPCRDMA_SHIM_LOG_LEVEL=info "${call[@]}"
-	assert_line --regexp "^$CLIENT_LINE"
+	assert_shim_line "${CLIENT[@]}" "$PORT" TCP
 	stop_server
 }
 
@@ -249,15 +245,15 @@ re() {
 	client --shim --env "RPCRDMA_SHIM_CONFIG=$f" -m tli -h 127.0.0.1 -p "$PORT" -o "$OPS" -s "$SIZES"
 	assert_client_ran "$OPS" "$SIZES"
 	refute_line --partial 'rpcrdma-shim['
-	assert_log "$log" "^$SERVER_LINE \(no RDMA device: No such device\)$"
-	assert_log "$log" "^$CLIENT_LINE \(no RDMA device: No such device\)$"
+	assert_shim_line --log "$log" "${SERVER[@]}" "$PORT" 'TCP only \(no RDMA device: No such device\)$'
+	assert_shim_line --log "$log" "${CLIENT[@]}" "$PORT" 'TCP \(no RDMA device: No such device\)$'
 	[ "$(count_log "$log" .)" = 2 ] || fail "more than the two decision lines: $(cat "$log")"
 
 	# A file that cannot be opened: one warning, and stderr instead.
 	client --shim --env RPCRDMA_SHIM_LOG=/nonexistent/dir/shim.log -m tli -h 127.0.0.1 -p "$PORT" -o null
 	assert_client_ran null ""
 	assert_line --regexp "warning: log = /nonexistent/dir/shim\.log: cannot open: No such file or directory; logging to stderr$"
-	assert_line --regexp "^$CLIENT_LINE"
+	assert_shim_line "${CLIENT[@]}" "$PORT" TCP
 
 	# The same with the wrapper's -l, relative to the current directory.
 	cd "$BATS_TEST_TMPDIR"
@@ -265,7 +261,7 @@ re() {
 	client -m tli -h 127.0.0.1 -p "$PORT" -o null
 	assert_client_ran null ""
 	refute_line --partial 'rpcrdma-shim['
-	assert_log "$BATS_TEST_TMPDIR/wrapper.log" "^$CLIENT_LINE"
+	assert_shim_line --log "$BATS_TEST_TMPDIR/wrapper.log" "${CLIENT[@]}" "$PORT" TCP
 	stop_server
 }
 
@@ -296,10 +292,10 @@ re() {
 	local f
 	f=$(conf_file tcp.conf 'mode = tcp-only')
 	start_server --shim --env "RPCRDMA_SHIM_CONFIG=$f" -m tli -a 127.0.0.1 -p "$PORT"
-	assert_log "$SERVER_LOG" "^$SERVER_LINE \(configuration: mode tcp-only\)$"
+	assert_shim_line --log "$SERVER_LOG" "${SERVER[@]}" "$PORT" 'TCP only \(configuration: mode tcp-only\)$'
 	client --shim --env "RPCRDMA_SHIM_CONFIG=$f" -m tli -h 127.0.0.1 -p "$PORT" -o null
 	assert_client_ran null ""
-	assert_line --regexp "^$CLIENT_LINE \(configuration: mode tcp-only\)$"
+	assert_shim_line "${CLIENT[@]}" "$PORT" 'TCP \(configuration: mode tcp-only\)$'
 	stat_json -p "$SERVER_PID"
 	assert_st "$SERVER_PID.listener.reason" config
 	assert_st "$SERVER_PID.mode" tcp-only
@@ -308,10 +304,13 @@ re() {
 	# A rule: by program for the client, by port for the server.
 	f=$(conf_file rule.conf "rule = tcp port $PORT" "rule = tcp program $RPCTEST_PROG_NUM")
 	start_server --shim --env "RPCRDMA_SHIM_CONFIG=$f" -m tli -a 127.0.0.1 -p "$PORT"
-	assert_log "$SERVER_LOG" "^$SERVER_LINE \(configuration: rule \"tcp port $PORT\" \($(re "$f"):1\)\)$"
+	assert_shim_line --log "$SERVER_LOG" "${SERVER[@]}" "$PORT" \
+		"TCP only \\(configuration: rule \"tcp port $PORT\" \\($(re_quote "$f"):1\\)\\)\$"
 	client --shim --env "RPCRDMA_SHIM_CONFIG=$f" -m tli -h 127.0.0.1 -p "$PORT" -o null
-	assert_line --regexp "^$CLIENT_LINE \(configuration: rule \"tcp port $PORT\" \($(re "$f"):1\)\)$"
+	assert_shim_line "${CLIENT[@]}" "$PORT" \
+		"TCP \\(configuration: rule \"tcp port $PORT\" \\($(re_quote "$f"):1\\)\\)\$"
 	client --shim --env "RPCRDMA_SHIM_RULE=tcp program $RPCTEST_PROG_NUM" -m tli -h 127.0.0.1 -p "$PORT" -o null
-	assert_line --regexp "^$CLIENT_LINE \(configuration: rule \"tcp program $RPCTEST_PROG_NUM\" \(environment\)\)$"
+	assert_shim_line "${CLIENT[@]}" "$PORT" \
+		"TCP \\(configuration: rule \"tcp program $RPCTEST_PROG_NUM\" \\(environment\\)\\)\$"
 	stop_server
 }

@@ -4,6 +4,10 @@
 # which exports RXE_VM=1, RXE_DEV, RXE_ADDR, RXE_ADDR6, RXE_TCP_PEER_NS,
 # RXE_TCP_PEER_ADDR and RXE_TCP_HOST_ADDR.  There a missing device or
 # variable fails the tests; on other hosts they are skipped.
+#
+# A test that says RDMA proves it: the server's WHOAMI answer names the
+# transport the calls came over (netid rdma), and the shim's decision line
+# says RDMA; one that says TCP proves that the same way.
 
 load ../helpers
 
@@ -30,8 +34,9 @@ OPS=null,echo,sink,source,mixed
 	local port
 	port=$(free_port)
 	start_server -m tli -a "$RXE_ADDR" -p "$port"
-	client -m tli -h "$RXE_ADDR" -p "$port" -o "$OPS" -s 0,1,1M+3
-	assert_client_ran "$OPS" 0,1,1M+3
+	client -m tli -h "$RXE_ADDR" -p "$port" -o "$OPS,whoami" -s 0,1,1M+3
+	assert_client_ran "$OPS,whoami" 0,1,1M+3
+	assert_netid tcp "$RXE_ADDR"
 	stop_server
 }
 
@@ -45,15 +50,20 @@ OPS=null,echo,sink,source,mixed
 	assert_client_ran "$OPS,whoami" "$SIZES"
 	assert_line --regexp "^whoami caller=${RXE_ADDR//./\\.}\.[0-9]+\.[0-9]+ .* cred=AUTH_SYS uid=$(id -u) "
 	# The server saw the call arrive over RPC-over-RDMA (netid "rdma").
-	assert_line --regexp ' netid=rdma '
-	client --shim -m tcp -h "$RXE_ADDR" -p "$port" -o "$OPS" -s "$SIZES"
-	assert_client_ran "$OPS" "$SIZES"
+	assert_netid rdma "$RXE_ADDR"
+	assert_shim_line client "$RXE_ADDR" "$port" RDMA
+	client --shim -m tcp -h "$RXE_ADDR" -p "$port" -o "$OPS,whoami" -s "$SIZES"
+	assert_client_ran "$OPS,whoami" "$SIZES"
+	assert_netid rdma "$RXE_ADDR"
+	assert_shim_line client "$RXE_ADDR" "$port" RDMA
 	stop_server
 
 	port=$(free_port)
 	start_server --shim -m tcp -a "$RXE_ADDR" -p "$port"
-	client --shim -m tli -h "$RXE_ADDR" -p "$port" -o "$OPS" -s "$SIZES" -c 3
-	assert_client_ran "$OPS" "$SIZES" 3
+	assert_shim_line --log "$SERVER_LOG" server '' "$port" RDMA
+	client --shim -m tli -h "$RXE_ADDR" -p "$port" -o "$OPS,whoami" -s "$SIZES" -c 3
+	assert_client_ran "$OPS,whoami" "$SIZES" 3
+	assert_netid rdma "$RXE_ADDR"
 	stop_server
 }
 
@@ -66,7 +76,8 @@ OPS=null,echo,sink,source,mixed
 	client --shim -m tli -n tcp6 -h "$RXE_ADDR6" -p "$port" -o "$OPS,whoami" -s "$SIZES"
 	assert_client_ran "$OPS,whoami" "$SIZES"
 	# Over RPC-over-RDMA the server's transport says "rdma6" (RFC 8166 s11).
-	assert_line --regexp ' netid=rdma6 '
+	assert_netid rdma6 "$RXE_ADDR6"
+	assert_shim_line client "$RXE_ADDR6" "$port" RDMA
 	stop_server
 }
 
@@ -77,10 +88,18 @@ OPS=null,echo,sink,source,mixed
 	local prog
 	prog=$(unique_prog)
 	start_server --shim -P "$prog"
-	client --shim -m create -h "$RXE_ADDR" -P "$prog" -o "$OPS" -s "$SIZES"
-	assert_client_ran "$OPS" "$SIZES"
-	client --shim -m tp -h "$RXE_ADDR" -P "$prog" -o "$OPS" -s "$SIZES"
-	assert_client_ran "$OPS" "$SIZES"
+	# svc_create: a listener per netid of the "tcp" nettype, each with its
+	# RDMA listener.
+	assert_shim_line --log "$SERVER_LOG" server 0.0.0.0 '' RDMA
+	# The rpcbind lookup stays on TCP (a built-in rule); the calls do not.
+	client --shim -m create -h "$RXE_ADDR" -P "$prog" -o "$OPS,whoami" -s "$SIZES"
+	assert_client_ran "$OPS,whoami" "$SIZES"
+	assert_netid rdma "$RXE_ADDR"
+	assert_shim_line --prog "$prog" client "$RXE_ADDR" '' RDMA
+	client --shim -m tp -h "$RXE_ADDR" -P "$prog" -o "$OPS,whoami" -s "$SIZES"
+	assert_client_ran "$OPS,whoami" "$SIZES"
+	assert_netid rdma "$RXE_ADDR"
+	assert_shim_line --prog "$prog" client "$RXE_ADDR" '' RDMA
 	stop_server
 }
 
@@ -90,8 +109,10 @@ OPS=null,echo,sink,source,mixed
 	local port
 	port=$(free_port)
 	start_server --shim -m tli -a "$RXE_ADDR" -p "$port"
-	client --shim -m tli -h "$RXE_ADDR" -p "$port" -o echo,sink,source,mixed -s 64M,64M+1 -t 120
-	assert_client_ran echo,sink,source,mixed 64M,64M+1
+	client --shim -m tli -h "$RXE_ADDR" -p "$port" -o echo,sink,source,mixed,whoami -s 64M,64M+1 -t 120
+	assert_client_ran echo,sink,source,mixed,whoami 64M,64M+1
+	assert_netid rdma "$RXE_ADDR"
+	assert_shim_line client "$RXE_ADDR" "$port" RDMA
 	stop_server
 }
 
@@ -101,14 +122,21 @@ OPS=null,echo,sink,source,mixed
 	port=$(free_port)
 	start_server --shim --ns "$RXE_TCP_PEER_NS" -m tli -a "$RXE_TCP_PEER_ADDR" -p "$port"
 
-	client -m tli -h "$RXE_TCP_PEER_ADDR" -p "$port" -o "$OPS" -s 0,1,1M+3
-	assert_client_ran "$OPS" 0,1,1M+3
+	# No RDMA device in that namespace: the server listens on TCP only.
+	assert_shim_line --log "$SERVER_LOG" server "$RXE_TCP_PEER_ADDR" "$port" TCP
+
+	client -m tli -h "$RXE_TCP_PEER_ADDR" -p "$port" -o "$OPS,whoami" -s 0,1,1M+3
+	assert_client_ran "$OPS,whoami" 0,1,1M+3
+	assert_netid tcp "$RXE_TCP_HOST_ADDR"
 
 	client --shim -m tli -h "$RXE_TCP_PEER_ADDR" -p "$port" -o "$OPS,whoami" -s "$SIZES"
 	assert_client_ran "$OPS,whoami" "$SIZES"
-	assert_line --regexp "^whoami caller=${RXE_TCP_HOST_ADDR//./\\.}\.[0-9]+\.[0-9]+ "
-	client --shim -m tcp -h "$RXE_TCP_PEER_ADDR" -p "$port" -o "$OPS" -s "$SIZES"
-	assert_client_ran "$OPS" "$SIZES"
+	assert_netid tcp "$RXE_TCP_HOST_ADDR"
+	assert_shim_line client "$RXE_TCP_PEER_ADDR" "$port" 'TCP \(address not on an RDMA device'
+	client --shim -m tcp -h "$RXE_TCP_PEER_ADDR" -p "$port" -o "$OPS,whoami" -s "$SIZES"
+	assert_client_ran "$OPS,whoami" "$SIZES"
+	assert_netid tcp "$RXE_TCP_HOST_ADDR"
+	assert_shim_line client "$RXE_TCP_PEER_ADDR" "$port" TCP
 	stop_server
 }
 
@@ -121,7 +149,8 @@ OPS=null,echo,sink,source,mixed
 		start_server --shim -L "$loop" -m tli -a "$RXE_ADDR" -p "$port"
 		client --shim -m tli -h "$RXE_ADDR" -p "$port" -o "$OPS,whoami" -s 0,100,64K,1M+3
 		assert_client_ran "$OPS,whoami" 0,100,64K,1M+3
-		assert_line --regexp ' netid=rdma '
+		assert_netid rdma "$RXE_ADDR"
+		assert_shim_line client "$RXE_ADDR" "$port" RDMA
 		stop_server
 	done
 }

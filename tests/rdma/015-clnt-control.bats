@@ -24,12 +24,14 @@ setup() {
 	assert_success
 	tcp=$output
 
+	# require-rdma: a CLIENT that fell back to TCP would fail the probe.
 	run --separate-stderr env LD_PRELOAD="$RPCRDMA_TEST_SHIM_LIB" \
+		RPCRDMA_SHIM_MODE=require-rdma \
 		timeout 60 "$RPCTEST_BIN_DIR/ctlprobe" "$RXE_ADDR" "$port"
 	assert_success
 	rdma=$output
-	[[ $stderr == *"to $RXE_ADDR port $port: RDMA, inline "* ]] ||
-		fail "the probe did not run over RDMA: $stderr"
+	assert_shim_line --stderr client "$RXE_ADDR" "$port" RDMA
+	refute_shim_line --stderr client "$RXE_ADDR" "$port" TCP
 
 	if [[ $tcp != "$rdma" ]]; then
 		fail "TCP and RDMA differ:

@@ -11,12 +11,6 @@ load peer
 OPS=null,echo,sink,source
 SIZES=0,1,100,3000
 
-# The shim's decision line for a client of the rpctest program.
-client_line() {
-	local addr=${1//./\\.} port=$2 what=$3
-	echo "^rpcrdma-shim\[rpctest-client:[0-9]+\]: client program [0-9]+ version 1 to $addr port $port: $what"
-}
-
 setup() {
 	require_build
 	require_peer
@@ -30,9 +24,9 @@ setup() {
 	start_server -m tli -a "$RXE_ADDR" -p "$port"
 	client --shim -m tli -h "$RXE_ADDR" -p "$port" -o "$OPS,whoami" -s "$SIZES"
 	assert_client_ran "$OPS,whoami" "$SIZES"
-	assert_line --regexp "$(client_line "$RXE_ADDR" "$port" 'TCP \(refused by the peer')"
-	refute_line --regexp ': RDMA, inline '
-	assert_line --regexp ' netid=tcp '
+	assert_shim_line --comm rpctest-client client "$RXE_ADDR" "$port" 'TCP \(refused by the peer'
+	refute_shim_line client "$RXE_ADDR" "$port" RDMA
+	assert_netid tcp "$RXE_ADDR"
 	stop_server
 }
 
@@ -40,14 +34,12 @@ setup() {
 	local port
 	port=$(free_port)
 	start_server --shim -m tli -a "$RXE_ADDR" -p "$port"
-	grep -qE "server on ${RXE_ADDR//./\\.} port $port: RDMA listener on port $port" "$SERVER_LOG" ||
-		fail "the shim server did not open its RDMA listener"
+	assert_shim_line --log "$SERVER_LOG" server "$RXE_ADDR" "$port" "RDMA listener on port $port\$"
 	client -m tli -h "$RXE_ADDR" -p "$port" -o "$OPS,whoami" -s "$SIZES"
 	assert_client_ran "$OPS,whoami" "$SIZES"
-	assert_line --regexp ' netid=tcp '
+	assert_netid tcp "$RXE_ADDR"
 	stop_server
-	run cat "$SERVER_LOG"
-	refute_line --partial "RDMA connection from"
+	refute_shim_line --log "$SERVER_LOG" connection
 }
 
 @test "a server in the TCP-only namespace: TCP at once (not on an RDMA device), then the negative cache" {
@@ -60,9 +52,9 @@ setup() {
 	timed_client --shim --env RPCRDMA_SHIM_CONNECT_TIMEOUT=20000 \
 		-m tli -h "$RXE_TCP_PEER_ADDR" -p "$port" -o "$OPS" -s "$SIZES" -R 2
 	assert_client_ran "$OPS" "$SIZES" 2
-	assert_line --regexp "$(client_line "$RXE_TCP_PEER_ADDR" "$port" 'TCP \(address not on an RDMA device')"
+	assert_shim_line --comm rpctest-client client "$RXE_TCP_PEER_ADDR" "$port" 'TCP \(address not on an RDMA device'
 	# The second handle is not tried: the negative cache says why.
-	assert_line --regexp "$(client_line "$RXE_TCP_PEER_ADDR" "$port" 'TCP \(failed recently \(negative cache\): address not on an RDMA device')"
+	assert_shim_line --comm rpctest-client client "$RXE_TCP_PEER_ADDR" "$port" 'TCP \(failed recently \(negative cache\): address not on an RDMA device'
 	((CLIENT_MS < 10000)) ||
 		fail "two handles took $CLIENT_MS ms: the shim waited for the connect timeout"
 	stop_server
@@ -81,8 +73,8 @@ setup() {
 	timed_client --shim --env RPCRDMA_SHIM_CONNECT_TIMEOUT=4000 \
 		-m tli -h "$RXE_ADDR" -p "$port" -o "$OPS" -s "$SIZES" -R 2
 	assert_client_ran "$OPS" "$SIZES" 2
-	assert_line --regexp "$(client_line "$RXE_ADDR" "$port" 'TCP \(no answer in time')"
-	assert_line --regexp "$(client_line "$RXE_ADDR" "$port" 'TCP \(failed recently \(negative cache\): no answer in time')"
+	assert_shim_line --comm rpctest-client client "$RXE_ADDR" "$port" 'TCP \(no answer in time'
+	assert_shim_line --comm rpctest-client client "$RXE_ADDR" "$port" 'TCP \(failed recently \(negative cache\): no answer in time'
 	((CLIENT_MS >= 3900)) || fail "fell back after $CLIENT_MS ms, before the 4000 ms connect timeout"
 	((CLIENT_MS < 7900)) ||
 		fail "two handles took $CLIENT_MS ms: beyond the 4000 ms connect timeout, or the second waited too"
@@ -104,7 +96,7 @@ setup() {
 	timed_client --shim --env RPCRDMA_SHIM_CONNECT_TIMEOUT=20000 \
 		-m tli -h "$RXE_ADDR" -p "$port" -o "$OPS" -s "$SIZES"
 	assert_client_ran "$OPS" "$SIZES"
-	assert_line --regexp "$(client_line "$RXE_ADDR" "$port" 'TCP \(refused by the peer')"
+	assert_shim_line --comm rpctest-client client "$RXE_ADDR" "$port" 'TCP \(refused by the peer'
 	((CLIENT_MS < 10000)) || fail "fell back after $CLIENT_MS ms: the reject was not taken at once"
 
 	wait_peer
@@ -119,7 +111,7 @@ setup() {
 	start_server -m tli -a "$RXE_ADDR" -p "$port"
 	client --shim --env RPCRDMA_SHIM_MODE=require-rdma -m tli -h "$RXE_ADDR" -p "$port" -o null
 	assert_failure 1
-	assert_line --regexp "^rpcrdma-shim\[rpctest-client:[0-9]+\]: error: client to ${RXE_ADDR//./\\.} port $port: RDMA required, but refused by the peer$"
+	assert_shim_line --comm rpctest-client required "$RXE_ADDR" "$port" 'refused by the peer$'
 	assert_line "$RXE_ADDR: RPC: Remote system error - Connection refused"
 	refute_line "null ok"
 	stop_server
@@ -129,7 +121,7 @@ setup() {
 	start_server --ns "$RXE_TCP_PEER_NS" -m tli -a "$RXE_TCP_PEER_ADDR" -p "$port"
 	client --shim --env RPCRDMA_SHIM_MODE=require-rdma -m tli -h "$RXE_TCP_PEER_ADDR" -p "$port" -o null
 	assert_failure 1
-	assert_line --regexp "error: client to ${RXE_TCP_PEER_ADDR//./\\.} port $port: RDMA required, but address not on an RDMA device$"
+	assert_shim_line required "$RXE_TCP_PEER_ADDR" "$port" 'address not on an RDMA device$'
 	assert_line --regexp "^${RXE_TCP_PEER_ADDR//./\\.}: RPC: Remote system error - "
 	stop_server
 }
@@ -138,9 +130,11 @@ setup() {
 	local port
 	port=$(free_port)
 	start_server --shim --env RPCRDMA_SHIM_MODE=require-rdma -m tli -a "$RXE_ADDR" -p "$port"
-	client --shim --env RPCRDMA_SHIM_MODE=require-rdma -m tli -h "$RXE_ADDR" -p "$port" -o "$OPS" -s "$SIZES"
-	assert_client_ran "$OPS" "$SIZES"
-	assert_line --regexp "$(client_line "$RXE_ADDR" "$port" 'RDMA, inline ')"
+	assert_shim_line --log "$SERVER_LOG" server "$RXE_ADDR" "$port" RDMA
+	client --rdma -m tli -h "$RXE_ADDR" -p "$port" -o "$OPS,whoami" -s "$SIZES"
+	assert_client_ran "$OPS,whoami" "$SIZES"
+	assert_shim_line --comm rpctest-client client "$RXE_ADDR" "$port" RDMA
+	assert_netid rdma "$RXE_ADDR"
 	stop_server
 }
 
@@ -148,25 +142,24 @@ setup() {
 	local port
 	port=$(free_port)
 	start_server --shim --env RPCRDMA_SHIM_MODE=tcp-only -m tli -a "$RXE_ADDR" -p "$port"
-	grep -qE "server on ${RXE_ADDR//./\\.} port $port: TCP only \(configuration: mode tcp-only\)" "$SERVER_LOG" ||
-		fail "the server did not say it stays on TCP: $(cat "$SERVER_LOG")"
+	assert_shim_line --log "$SERVER_LOG" server "$RXE_ADDR" "$port" 'TCP only \(configuration: mode tcp-only\)$'
 	client --shim --env RPCRDMA_SHIM_MODE=tcp-only -m tli -h "$RXE_ADDR" -p "$port" -o "$OPS,whoami" -s "$SIZES"
 	assert_client_ran "$OPS,whoami" "$SIZES"
-	assert_line --regexp "$(client_line "$RXE_ADDR" "$port" 'TCP \(configuration: mode tcp-only\)')"
-	assert_line --regexp ' netid=tcp '
+	assert_shim_line --comm rpctest-client client "$RXE_ADDR" "$port" 'TCP \(configuration: mode tcp-only\)'
+	assert_netid tcp "$RXE_ADDR"
 	stop_server
-	run cat "$SERVER_LOG"
-	refute_line --partial "RDMA listener"
-	refute_line --partial "RDMA connection from"
+	refute_shim_line --log "$SERVER_LOG" server '' '' RDMA
+	refute_shim_line --log "$SERVER_LOG" connection
 
 	# tcp-only on the client alone: a shim server with an RDMA listener
 	# still gets a TCP client.
 	port=$(free_port)
 	start_server --shim -m tli -a "$RXE_ADDR" -p "$port"
-	client --shim --env RPCRDMA_SHIM_MODE=tcp-only -m tli -h "$RXE_ADDR" -p "$port" -o "$OPS" -s "$SIZES"
-	assert_client_ran "$OPS" "$SIZES"
-	assert_line --regexp "$(client_line "$RXE_ADDR" "$port" 'TCP \(configuration: mode tcp-only\)')"
+	assert_shim_line --log "$SERVER_LOG" server "$RXE_ADDR" "$port" RDMA
+	client --shim --env RPCRDMA_SHIM_MODE=tcp-only -m tli -h "$RXE_ADDR" -p "$port" -o "$OPS,whoami" -s "$SIZES"
+	assert_client_ran "$OPS,whoami" "$SIZES"
+	assert_shim_line --comm rpctest-client client "$RXE_ADDR" "$port" 'TCP \(configuration: mode tcp-only\)'
+	assert_netid tcp "$RXE_ADDR"
 	stop_server
-	run cat "$SERVER_LOG"
-	refute_line --partial "RDMA connection from"
+	refute_shim_line --log "$SERVER_LOG" connection
 }

@@ -27,7 +27,7 @@ uaddr_to_dotted_port() {
 	local port
 	port=$(free_port)
 	start_server --shim -m tli -a "$RXE_ADDR" -p "$port"
-	client --shim --env RPCRDMA_SHIM_MODE=require-rdma -m tli -h "$RXE_ADDR" -p "$port" -o whoami
+	client --rdma -m tli -h "$RXE_ADDR" -p "$port" -o whoami
 	assert_client_ran whoami ""
 	local re="^whoami caller=([0-9.]+) .* netid=rdma xp_fd=([^ ]+) " line
 	line=$(grep '^whoami ' <<<"$output")
@@ -42,7 +42,7 @@ uaddr_to_dotted_port() {
 	local port
 	port=$(free_port)
 	start_server --shim -m tli -a "$RXE_ADDR6" -p "$port"
-	client --shim --env RPCRDMA_SHIM_MODE=require-rdma -m tli -n tcp6 -h "$RXE_ADDR6" -p "$port" -o whoami
+	client --rdma -m tli -n tcp6 -h "$RXE_ADDR6" -p "$port" -o whoami
 	assert_client_ran whoami ""
 	assert_line --regexp "^whoami .* netid=rdma6 xp_fd=type:stream,domain:inet6,protocol:tcp,sock:yes,nodelay:1,local:$RXE_ADDR6\.$port,peer:$RXE_ADDR6\.[0-9]+ "
 

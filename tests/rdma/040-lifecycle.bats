@@ -18,35 +18,17 @@ setup() {
 	command -v rdma >/dev/null || fail "the rdma tool (iproute2) is missing"
 }
 
-# start_client_bg OUT ARGS...: rpctest-client under the shim in the
-# background, output to OUT; pid in BG_PID (stopped in teardown).
-start_client_bg() {
-	local out=$1
-	shift
-	env LD_PRELOAD="$RPCRDMA_TEST_SHIM_LIB" "$RPCTEST_CLIENT" "$@" >"$out" 2>&1 </dev/null 3>&- &
-	BG_PID=$!
-	SERVER_PIDS+=("$BG_PID")
-}
-
-# wait_bg PID SECONDS: the background client ends (bounded); status in
-# BG_STATUS.
-wait_bg() {
-	local pid=$1
-	_wait_gone "$pid" "$2" || fail "client $pid still running after $2 s"
-	BG_STATUS=0
-	wait "$pid" 2>/dev/null || BG_STATUS=$?
-	_forget_pid "$pid"
-}
-
-# wait_client_qp PID SECONDS: the client process holds an RC queue pair.
+# wait_client_qp PID SECONDS: the client process holds an RC queue pair
+# (and is still running).
 wait_client_qp() {
-	local pid=$1 deadline=$((SECONDS + $2))
-	until (($(rdma_qps rpctest-client "$pid") >= 1)); do
-		_alive "$pid" || fail "client $pid ended before it held a queue pair: $(cat "$BATS_TEST_TMPDIR"/bg*.out 2>/dev/null)"
-		((SECONDS < deadline)) || fail "client $pid holds no queue pair after $2 s:
+	wait_until -q "$2" "client $1 holds a queue pair" _client_qp_or_gone "$1" ||
+		fail "client $1 holds no queue pair after $2 s:
 $(rdma resource show qp 2>&1)"
-		sleep 0.1
-	done
+	_alive "$1" || fail "client $1 ended before it held a queue pair: $(cat "$CLIENT_LOG")"
+}
+
+_client_qp_or_gone() {
+	_qps_at_least rpctest-client 1 "$1" || _gone "$1"
 }
 
 @test "two shim clients at once against one shim server, byte-exact" {
@@ -55,10 +37,11 @@ $(rdma resource show qp 2>&1)"
 	# Debug: the server logs every connection, not only an address's first.
 	start_server --shim --env RPCRDMA_SHIM_LOG_LEVEL=debug -m tli -a "$RXE_ADDR" -p "$port"
 
-	start_client_bg "$BATS_TEST_TMPDIR/bg1.out" -m tli -h "$RXE_ADDR" -p "$port" -o "$OPS" -s "$SIZES" -c 60
-	a=$BG_PID
-	start_client_bg "$BATS_TEST_TMPDIR/bg2.out" -m tli -h "$RXE_ADDR" -p "$port" -o "$OPS" -s "$SIZES" -c 60
-	b=$BG_PID
+	start_client_bg --rdma -m tli -h "$RXE_ADDR" -p "$port" -o "$OPS" -s "$SIZES" -c 60
+	a=$CLIENT_PID
+	local log_a=$CLIENT_LOG
+	start_client_bg --rdma -m tli -h "$RXE_ADDR" -p "$port" -o "$OPS" -s "$SIZES" -c 60
+	b=$CLIENT_PID
 	# Both connected at once: the server holds two queue pairs.
 	wait_qps rpctest-server 2 30
 	wait_bg "$a" 120
@@ -66,16 +49,16 @@ $(rdma resource show qp 2>&1)"
 	wait_bg "$b" 120
 	local sb=$BG_STATUS
 
-	run cat "$BATS_TEST_TMPDIR/bg1.out"
+	run cat "$log_a"
 	((sa == 0)) || fail "first client exited $sa"
 	assert_client_ran "$OPS" "$SIZES" 60
-	assert_line --regexp ': RDMA, inline '
-	run cat "$BATS_TEST_TMPDIR/bg2.out"
+	assert_shim_line client "$RXE_ADDR" "$port" RDMA
+	run cat "$CLIENT_LOG"
 	((sb == 0)) || fail "second client exited $sb"
 	assert_client_ran "$OPS" "$SIZES" 60
-	assert_line --regexp ': RDMA, inline '
+	assert_shim_line client "$RXE_ADDR" "$port" RDMA
 
-	run grep -c "RDMA connection from" "$SERVER_LOG"
+	run count_shim_lines --log "$SERVER_LOG" connection "$RXE_ADDR" '' RDMA
 	assert_output 2
 	wait_qps rpctest-server 0 15
 	stop_server
@@ -87,9 +70,9 @@ $(rdma resource show qp 2>&1)"
 	start_server --shim -m tli -a "$RXE_ADDR" -p "$port"
 	wait_qps rpctest-server 0 5
 
-	start_client_bg "$BATS_TEST_TMPDIR/bg1.out" -m tli -h "$RXE_ADDR" -p "$port" \
+	start_client_bg --rdma -m tli -h "$RXE_ADDR" -p "$port" \
 		-o echo -s 1000 -c 100000000 -q -t 30
-	pid=$BG_PID
+	pid=$CLIENT_PID
 	wait_client_qp "$pid" 20
 	wait_qps rpctest-server 1 10
 
@@ -100,17 +83,17 @@ $(rdma resource show qp 2>&1)"
 	assert_output ""
 	run ss -tnpH state established
 	refute_output --partial "pid=$pid,"
-	_alive "$pid" || fail "the client ended early: $(cat "$BATS_TEST_TMPDIR/bg1.out")"
+	_alive "$pid" || fail "the client ended early: $(cat "$CLIENT_LOG")"
 
 	kill -KILL "$pid"
 	wait_bg "$pid" 10
-	((BG_STATUS == 128 + 9)) || fail "client exited $BG_STATUS, not by SIGKILL: $(cat "$BATS_TEST_TMPDIR/bg1.out")"
+	((BG_STATUS == 128 + 9)) || fail "client exited $BG_STATUS, not by SIGKILL: $(cat "$CLIENT_LOG")"
 	# The server notices and frees the connection.
 	wait_qps rpctest-server 0 15
 
-	client --shim -m tli -h "$RXE_ADDR" -p "$port" -o "$OPS" -s "$SIZES"
-	assert_client_ran "$OPS" "$SIZES"
-	assert_line --regexp ': RDMA, inline '
+	client --rdma -m tli -h "$RXE_ADDR" -p "$port" -o "$OPS,whoami" -s "$SIZES"
+	assert_client_ran "$OPS,whoami" "$SIZES"
+	assert_netid rdma "$RXE_ADDR"
 	stop_server
 }
 
@@ -119,9 +102,10 @@ $(rdma resource show qp 2>&1)"
 	port=$(free_port)
 	start_server --shim -m tli -a "$RXE_ADDR" -p "$port"
 
-	client --shim -m tli -h "$RXE_ADDR" -p "$port" -o null -R 1000 -b -q
+	# require-rdma: every one of the 1000 handles is an RDMA connection.
+	client --rdma -m tli -h "$RXE_ADDR" -p "$port" -o null -R 1000 -b -q
 	assert_success
-	assert_line --regexp ': RDMA, inline '
+	assert_shim_line client "$RXE_ADDR" "$port" RDMA
 	assert_line --regexp '^null +0 +1000 '
 	local line fb fa rb ra
 	line=$(grep '^cycles=' <<<"$output") || fail "no cycles= line"
@@ -133,7 +117,7 @@ $(rdma resource show qp 2>&1)"
 
 	# Every connection left the server too.
 	wait_qps rpctest-server 0 15
-	client --shim -m tli -h "$RXE_ADDR" -p "$port" -o "$OPS" -s "$SIZES"
+	client --rdma -m tli -h "$RXE_ADDR" -p "$port" -o "$OPS" -s "$SIZES"
 	assert_client_ran "$OPS" "$SIZES"
 	stop_server
 }
@@ -145,28 +129,28 @@ $(rdma resource show qp 2>&1)"
 	local server=$SERVER_PID
 
 	# SIGSTOP mid-run: the call in flight gets no reply within -t 3.
-	start_client_bg "$BATS_TEST_TMPDIR/bg1.out" -m tli -h "$RXE_ADDR" -p "$port" \
+	start_client_bg --rdma -m tli -h "$RXE_ADDR" -p "$port" \
 		-o echo -s 100 -c 100000000 -q -t 3
-	pid=$BG_PID
+	pid=$CLIENT_PID
 	wait_client_qp "$pid" 20
 	kill -STOP "$server"
 	t0=$(now_ms)
 	wait_bg "$pid" 30
 	ms=$(($(now_ms) - t0))
 	kill -CONT "$server"
-	run cat "$BATS_TEST_TMPDIR/bg1.out"
+	run cat "$CLIENT_LOG"
 	((BG_STATUS == 1)) || fail "client exited $BG_STATUS after the server stopped"
 	assert_line "echo 100: RPC: Timed out"
 	((ms < 9000)) || fail "the client gave up $ms ms after the server stopped, with a 3 s timeout"
 
 	# The server, continued, still serves.
-	client --shim -m tli -h "$RXE_ADDR" -p "$port" -o "$OPS" -s "$SIZES"
+	client --rdma -m tli -h "$RXE_ADDR" -p "$port" -o "$OPS" -s "$SIZES"
 	assert_client_ran "$OPS" "$SIZES"
 
 	# SIGKILL mid-run: the connection goes, the call fails.
-	start_client_bg "$BATS_TEST_TMPDIR/bg2.out" -m tli -h "$RXE_ADDR" -p "$port" \
+	start_client_bg --rdma -m tli -h "$RXE_ADDR" -p "$port" \
 		-o source -s 3000 -c 100000000 -q -t 10
-	pid=$BG_PID
+	pid=$CLIENT_PID
 	wait_client_qp "$pid" 20
 	kill -KILL "$server"
 	t0=$(now_ms)
@@ -175,7 +159,7 @@ $(rdma resource show qp 2>&1)"
 	_wait_gone "$server" 5 || true
 	wait "$server" 2>/dev/null || true
 	_forget_pid "$server"
-	run cat "$BATS_TEST_TMPDIR/bg2.out"
+	run cat "$CLIENT_LOG"
 	((BG_STATUS == 1)) || fail "client exited $BG_STATUS after the server was killed"
 	assert_line --regexp '^source 3000: RPC: (Unable to receive|Timed out)'
 	((ms < 15000)) || fail "the client gave up $ms ms after the server died, with a 10 s timeout"

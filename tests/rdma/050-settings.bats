@@ -27,26 +27,21 @@ WAIT=60
 
 # wait_shown PID JQ-CONDITION: rpcrdma-stat shows PID with the condition.
 wait_shown() {
-	wait_until "$WAIT" stat_has "$1" "$2" ||
+	wait_until -q "$WAIT" "rpcrdma-stat shows process $1 with $2" stat_has "$1" "$2" ||
 		fail "rpcrdma-stat never showed process $1 with $2:
 $("$RPCRDMA_TEST_STAT" -p "$1" 2>&1)"
-}
-
-# The server's view of the last client run: the netid of its WHOAMI.
-assert_netid() {
-	assert_line --regexp "^whoami caller=$ADDR_RE\.[0-9.]+ .* netid=$1 "
 }
 
 @test "mode = tcp-only keeps a shim pair on TCP, for reason config" {
 	wrap_server -t
 	wrap_client -t
 	start_server -m tli -a "$ADDR" -p "$PORT"
-	assert_log "$SERVER_LOG" "server on $ADDR_RE port $PORT: TCP only \(configuration: mode tcp-only\)$"
+	assert_shim_line --log "$SERVER_LOG" server "$ADDR" "$PORT" 'TCP only \(configuration: mode tcp-only\)$'
 
 	client -m tli -h "$ADDR" -p "$PORT" -o null,echo,whoami -s 100,64K
 	assert_client_ran null,echo,whoami 100,64K
-	assert_line --regexp "client program $RPCTEST_PROG_NUM version 1 to $ADDR_RE port $PORT: TCP \(configuration: mode tcp-only\)$"
-	assert_netid tcp
+	assert_shim_line --prog "$RPCTEST_PROG_NUM" client "$ADDR" "$PORT" 'TCP \(configuration: mode tcp-only\)$'
+	assert_netid tcp "$ADDR"
 
 	start_client_bg -m tli -h "$ADDR" -p "$PORT" -o null -c 1000000000 -q
 	wait_shown "$CLIENT_PID" '.transports[0].calls > 0'
@@ -68,12 +63,12 @@ assert_netid() {
 	wrap_server -e "port_map=$PORT:$rdma_port"
 	wrap_client -e "port_map=$PORT:$rdma_port"
 	start_server -m tli -a "$ADDR" -p "$PORT"
-	assert_log "$SERVER_LOG" "server on $ADDR_RE port $PORT: RDMA listener on port $rdma_port$"
+	assert_shim_line --log "$SERVER_LOG" server "$ADDR" "$PORT" "RDMA listener on port $rdma_port\$"
 
 	client -m tli -h "$ADDR" -p "$PORT" -o null,echo,whoami -s 100,64K
 	assert_client_ran null,echo,whoami 100,64K
-	assert_line --regexp "client program $RPCTEST_PROG_NUM version 1 to $ADDR_RE port $rdma_port: RDMA, "
-	assert_netid rdma
+	assert_shim_line --prog "$RPCTEST_PROG_NUM" client "$ADDR" "$rdma_port" RDMA
+	assert_netid rdma "$ADDR"
 
 	stat_json -p "$SERVER_PID"
 	assert_st "$SERVER_PID.listener.transport" rdma
@@ -88,8 +83,8 @@ assert_netid() {
 	wrap_client
 	client -m tli -h "$ADDR" -p "$PORT" -o null,whoami
 	assert_client_ran null,whoami ""
-	assert_line --regexp "client program $RPCTEST_PROG_NUM version 1 to $ADDR_RE port $PORT: TCP \(refused by the peer"
-	assert_netid tcp
+	assert_shim_line --prog "$RPCTEST_PROG_NUM" client "$ADDR" "$PORT" 'TCP \(refused by the peer'
+	assert_netid tcp "$ADDR"
 }
 
 @test "rule = tcp program N keeps that program on TCP while another stays on RDMA" {
@@ -102,13 +97,14 @@ assert_netid() {
 
 	client -m tli -h "$ADDR" -p "$PORT" -P "$prog_tcp" -o null,echo,whoami -s 64K
 	assert_client_ran null,echo,whoami 64K
-	assert_line --regexp "client program $prog_tcp version 1 to $ADDR_RE port $PORT: TCP \(configuration: rule \"tcp program $prog_tcp\" \(environment\)\)$"
-	assert_netid tcp
+	assert_shim_line --prog "$prog_tcp" client "$ADDR" "$PORT" \
+		"TCP \\(configuration: rule \"tcp program $prog_tcp\" \\(environment\\)\\)\$"
+	assert_netid tcp "$ADDR"
 
 	client -m tli -h "$ADDR" -p "$port2" -P "$prog_rdma" -o null,echo,whoami -s 64K
 	assert_client_ran null,echo,whoami 64K
-	assert_line --regexp "client program $prog_rdma version 1 to $ADDR_RE port $port2: RDMA, "
-	assert_netid rdma
+	assert_shim_line --prog "$prog_rdma" client "$ADDR" "$port2" RDMA
+	assert_netid rdma "$ADDR"
 
 	# Rules with a program do not apply to servers: both listen over RDMA.
 	stat_json -p "$server_tcp" -p "$SERVER_PID"
@@ -125,10 +121,11 @@ assert_netid() {
 
 	# Calls up to 8K inline, replies over 2K through a Reply chunk; every
 	# byte checked on the way.
-	client -m tli -h "$ADDR" -p "$PORT" -o echo,sink,source -s 1000,2000,3000,7000,9000,1M
-	assert_client_ran echo,sink,source 1000,2000,3000,7000,9000,1M
-	assert_line --regexp "client program $RPCTEST_PROG_NUM version 1 to $ADDR_RE port $PORT: RDMA, inline 8192/2048, credits 32 requested, R=[01]$"
-	assert_log "$SERVER_LOG" "server: RDMA connection from $ADDR_RE port [0-9]+: inline 8192/2048, credits 32, R=[01]$"
+	client -m tli -h "$ADDR" -p "$PORT" -o echo,sink,source,whoami -s 1000,2000,3000,7000,9000,1M
+	assert_client_ran echo,sink,source,whoami 1000,2000,3000,7000,9000,1M
+	assert_netid rdma "$ADDR"
+	assert_shim_line --prog "$RPCTEST_PROG_NUM" client "$ADDR" "$PORT" 'RDMA, inline 8192/2048, credits 32 requested, R=[01]$'
+	assert_shim_line --log "$SERVER_LOG" connection "$ADDR" '' 'inline 8192/2048, credits 32, R=[01]$'
 
 	# 3000-octet ECHOs: the call fits 8K inline, the reply does not fit 2K.
 	start_client_bg -m tli -h "$ADDR" -p "$PORT" -o echo -s 3000 -c 1000000000 -q
@@ -137,6 +134,8 @@ assert_netid() {
 	stat_json -p "$SERVER_PID" -p "$CLIENT_PID"
 	local cport
 	cport=${ST[$CLIENT_PID.client.local.port]}
+	assert_st "$CLIENT_PID.client.transport" rdma
+	assert_st "$SERVER_PID.server.$cport.transport" rdma
 	assert_st "$CLIENT_PID.client.inline_send" 8192
 	assert_st "$CLIENT_PID.client.inline_recv" 2048
 	assert_st "$SERVER_PID.server.$cport.inline_send" 2048
@@ -158,19 +157,22 @@ assert_netid() {
 	start_client_bg -m tli -h "$ADDR" -p "$PORT" -o null,echo -s 100 -c 1000000000 -q
 	wait_shown "$CLIENT_PID" '.transports[0].calls > 0'
 	pause_client
-	assert_log "$CLIENT_LOG" "client program $RPCTEST_PROG_NUM version 1 to $ADDR_RE port $PORT: RDMA, inline [0-9]+/[0-9]+, credits 64 requested, "
-	assert_log "$SERVER_LOG" "server: RDMA connection from $ADDR_RE port [0-9]+: inline [0-9/]+, credits 8, "
+	assert_shim_line --log "$CLIENT_LOG" --prog "$RPCTEST_PROG_NUM" client "$ADDR" "$PORT" 'RDMA, inline [0-9]+/[0-9]+, credits 64 requested, '
+	assert_shim_line --log "$SERVER_LOG" connection "$ADDR" '' 'inline [0-9]+/[0-9]+, credits 8, '
 
 	stat_json -p "$SERVER_PID" -p "$CLIENT_PID"
 	local cport
 	cport=${ST[$CLIENT_PID.client.local.port]}
+	assert_st "$CLIENT_PID.client.transport" rdma
+	assert_st "$SERVER_PID.server.$cport.transport" rdma
 	assert_st "$CLIENT_PID.client.credits" 8
 	assert_st "$SERVER_PID.server.$cport.credits" 8
 }
 
 @test "max_reply smaller than a reply: 'Message too long', and the next call works" {
 	start_server --shim -m tli -a "$ADDR" -p "$PORT"
-	wrap_client -e max_reply=4K
+	# -r (require-rdma): the errors below are the RDMA client's.
+	wrap_client -r -e max_reply=4K
 	# -k: go on after the error, on the same client.
 	client -m tli -h "$ADDR" -p "$PORT" -o source,null,echo -s 1000,64K -k
 	assert_failure 1
@@ -180,13 +182,13 @@ assert_netid() {
 	assert_line "echo 1000 ok"
 	assert_line --regexp "^echo 65536: RPC: Unable to receive; errno = Message too long$"
 	assert_line "failed 2 of 5 calls"
-	assert_line --regexp "client program $RPCTEST_PROG_NUM version 1 to $ADDR_RE port $PORT: RDMA, "
+	assert_shim_line --prog "$RPCTEST_PROG_NUM" client "$ADDR" "$PORT" RDMA
 	# One connection served it all.
 	stat_json -p "$SERVER_PID"
 	assert_st "$SERVER_PID.listener.connections" 1
 
 	# The same sizes with the default max_reply.
-	wrap_client
+	wrap_client -r
 	client -m tli -h "$ADDR" -p "$PORT" -o source,null,echo -s 1000,64K
 	assert_client_ran source,null,echo 1000,64K
 }
@@ -196,19 +198,20 @@ assert_netid() {
 	start_server --shim --env RPCRDMA_SHIM_LOG_LEVEL=debug -m tli -a "$ADDR" -p "$PORT"
 
 	# The default where the device allows it: on.
-	client --shim -m tli -h "$ADDR" -p "$PORT" -o null,echo -s 64K
+	client --rdma -m tli -h "$ADDR" -p "$PORT" -o null,echo -s 64K
 	assert_client_ran null,echo 64K
-	assert_line --regexp "client program $RPCTEST_PROG_NUM version 1 to $ADDR_RE port $PORT: RDMA, .*, R=1$"
+	assert_shim_line --prog "$RPCTEST_PROG_NUM" client "$ADDR" "$PORT" 'RDMA, .*, R=1$'
 
 	wrap_client -e remote_invalidate=no
 	start_client_bg -m tli -h "$ADDR" -p "$PORT" -o null,echo -s 64K -c 1000000000 -q
 	wait_shown "$CLIENT_PID" '.transports[0].calls > 0'
 	pause_client
-	assert_log "$CLIENT_LOG" "client program $RPCTEST_PROG_NUM version 1 to $ADDR_RE port $PORT: RDMA, .*, R=0$"
-	assert_log "$SERVER_LOG" "server: RDMA connection from $ADDR_RE port [0-9]+: .*, R=0$"
+	assert_shim_line --log "$CLIENT_LOG" --prog "$RPCTEST_PROG_NUM" client "$ADDR" "$PORT" 'RDMA, .*, R=0$'
+	assert_shim_line --log "$SERVER_LOG" connection "$ADDR" '' '.*, R=0$'
 	stat_json -p "$SERVER_PID" -p "$CLIENT_PID"
 	local cport
 	cport=${ST[$CLIENT_PID.client.local.port]}
+	assert_st "$CLIENT_PID.client.transport" rdma
 	assert_st "$CLIENT_PID.client.remote_invalidate" false
 	assert_st "$SERVER_PID.server.$cport.remote_invalidate" false
 	run --separate-stderr "$RPCRDMA_TEST_STAT" -p "$CLIENT_PID"
@@ -226,7 +229,7 @@ assert_netid() {
 
 	# The client: what its log line says.
 	local line send recv rinv cport calls out in
-	line=$(grep -E "client program $RPCTEST_PROG_NUM version 1 to $ADDR_RE port $PORT: RDMA, " "$CLIENT_LOG") ||
+	line=$(grep -E "$(shim_line --prog "$RPCTEST_PROG_NUM" client "$ADDR" "$PORT" RDMA)" "$CLIENT_LOG") ||
 		fail "no RDMA decision line: $(cat "$CLIENT_LOG")"
 	[[ $line =~ inline\ ([0-9]+)/([0-9]+),\ credits\ 32\ requested,\ R=([01])$ ]] || fail "line: $line"
 	send=${BASH_REMATCH[1]} recv=${BASH_REMATCH[2]} rinv=${BASH_REMATCH[3]}
@@ -244,7 +247,7 @@ assert_netid() {
 
 	# The server's connection: what its log line says, from its side.
 	cport=${ST[$CLIENT_PID.client.local.port]}
-	line=$(grep -E "server: RDMA connection from $ADDR_RE port $cport: " "$SERVER_LOG") ||
+	line=$(grep -E "$(shim_line connection "$ADDR" "$cport" RDMA)" "$SERVER_LOG") ||
 		fail "no connection line for port $cport: $(cat "$SERVER_LOG")"
 	[[ $line =~ inline\ ([0-9]+)/([0-9]+),\ credits\ 16,\ R=([01])$ ]] || fail "line: $line"
 	[ "${BASH_REMATCH[1]}" = "$send" ] && [ "${BASH_REMATCH[2]}" = "$recv" ] && [ "${BASH_REMATCH[3]}" = "$rinv" ]

@@ -55,17 +55,20 @@ require_kernel_nfs() {
 	require_kernel_nfs
 	local vers
 	for vers in 3 4; do
+		# require-rdma: the NULL call cannot have gone over TCP (the
+		# rpcbind lookup stays on TCP by the built-in rule).
 		run --separate-stderr env LD_PRELOAD="$RPCRDMA_TEST_SHIM_LIB" \
+			RPCRDMA_SHIM_MODE=require-rdma \
 			RPCRDMA_SHIM_PORT_MAP="2049:$NFS_RDMA_PORT" \
 			timeout 60 rpcinfo -t "$RXE_ADDR" nfs "$vers"
 		assert_success
 		assert_output "program 100003 version $vers ready and waiting"
 		# The NULL call went over RDMA to the kernel, which sent its
 		# RFC 8797 private data (no "no RFC 8797 private data" note).
-		[[ $stderr == *"client program 100003 (nfs) version $vers to $RXE_ADDR port $NFS_RDMA_PORT: RDMA, inline "* ]] ||
-			fail "no RDMA decision for NFS version $vers in: $stderr"
-		[[ $stderr != *"no RFC 8797 private data"* ]] ||
-			fail "the kernel's private data was not recognised: $stderr"
+		assert_shim_line --stderr --prog 100003 client "$RXE_ADDR" "$NFS_RDMA_PORT" \
+			'RDMA, inline [0-9]+/[0-9]+, credits'
+		[[ $stderr == *"client program 100003 (nfs) version $vers to "* ]] ||
+			fail "no decision for NFS version $vers in: $stderr"
 	done
 }
 
@@ -74,9 +77,10 @@ require_kernel_nfs() {
 	# NFS version 2 is not served by this kernel: the reply is an RPC
 	# error carried over RDMA, decoded by the shim's client.
 	run --separate-stderr env LD_PRELOAD="$RPCRDMA_TEST_SHIM_LIB" \
+		RPCRDMA_SHIM_MODE=require-rdma \
 		RPCRDMA_SHIM_PORT_MAP="2049:$NFS_RDMA_PORT" \
 		timeout 60 rpcinfo -t "$RXE_ADDR" 100003 2
 	assert_failure
 	assert_output "program 100003 version 2 is not available"
-	[[ $stderr == *": RDMA, inline "* ]] || fail "not over RDMA: $stderr"
+	assert_shim_line --stderr --prog 100003 client "$RXE_ADDR" "$NFS_RDMA_PORT" RDMA
 }

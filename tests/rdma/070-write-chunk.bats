@@ -20,7 +20,7 @@ setup() {
 	local port
 	port=$(free_port)
 	start_server --shim -m tli -a "$RXE_ADDR" -p "$port"
-	client --shim --env RPCRDMA_SHIM_WRITE_CHUNK=2M --env RPCRDMA_SHIM_LOG_LEVEL=debug \
+	client --rdma --env RPCRDMA_SHIM_WRITE_CHUNK=2M --env RPCRDMA_SHIM_LOG_LEVEL=debug \
 		-m tli -h "$RXE_ADDR" -p "$port" -o echo,sink,source,mixed -s 1,100,1001,64K,1M+3
 	assert_client_ran echo,sink,source,mixed 1,100,1001,64K,1M+3
 	# ECHO, SOURCE and MIXED have an opaque result: placed; SINK has none.
@@ -31,7 +31,7 @@ setup() {
 
 @test "shim client with a Write chunk against rdma-peer, which places the results" {
 	start_peer -a "$RXE_ADDR" -p 0 --connections 1 accept
-	client --shim --env RPCRDMA_SHIM_WRITE_CHUNK=1M -m tli -h "$RXE_ADDR" -p "$PEER_PORT" \
+	client --rdma --env RPCRDMA_SHIM_WRITE_CHUNK=1M -m tli -h "$RXE_ADDR" -p "$PEER_PORT" \
 		-o echo,source -s 100,5000,64K+1
 	assert_client_ran echo,source 100,5000,64K+1
 	wait_peer
@@ -47,7 +47,7 @@ setup() {
 	local port
 	port=$(free_port)
 	start_server --shim -m tli -a "$RXE_ADDR" -p "$port"
-	client --shim --env RPCRDMA_SHIM_WRITE_CHUNK=4K --env RPCRDMA_SHIM_LOG_LEVEL=debug \
+	client --rdma --env RPCRDMA_SHIM_WRITE_CHUNK=4K --env RPCRDMA_SHIM_LOG_LEVEL=debug \
 		-m tli -h "$RXE_ADDR" -p "$port" -o source -s 1000,64K
 	assert_client_ran source 1000,64K
 	assert_line --regexp 'client: xid 0x[0-9a-f]+: 1000 octets of the result came in the Write chunk$'

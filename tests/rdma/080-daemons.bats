@@ -16,26 +16,8 @@ setup() {
 	require_build
 	require_rdma_device
 	require_env RXE_ADDR
-	if timeout 5 rpcinfo -p >/dev/null 2>&1; then
-		rdma_required && fail "an rpcbind already runs: this test starts its own"
-		skip "an rpcbind already runs: this test starts its own"
-	fi
+	! _rpcbind_answers || skip_for_host "an rpcbind already runs: this test starts its own"
 	command -v rpcbind >/dev/null || fail "rpcbind is not installed"
-}
-
-teardown() {
-	[[ -n ${SHIM_RPCBIND_PID:-} ]] && kill "$SHIM_RPCBIND_PID" 2>/dev/null
-	[[ -n ${SHIM_RPCBIND_PID:-} ]] && wait "$SHIM_RPCBIND_PID" 2>/dev/null
-	helpers_teardown
-}
-
-# wait_log FILE TEXT: wait (bounded) until FILE holds a line with TEXT.
-wait_log() {
-	local file=$1 text=$2 deadline=$((SECONDS + 20))
-	until grep -qF -- "$text" "$file"; do
-		((SECONDS < deadline)) || fail "no '$text' in $file: $(cat "$file")"
-		sleep 0.1
-	done
 }
 
 # The CPU ticks (user + system) a process used so far.
@@ -44,19 +26,12 @@ cpu_ticks() {
 }
 
 @test "rpcbind under the shim: it drops privileges, RDMA clients get TCP at once, nothing spins" {
-	local log=$BATS_TEST_TMPDIR/rpcbind.log
 	# rpcbind itself is program 100000: let the shim try RDMA for it.
-	RPCRDMA_SHIM_RULE="rdma program 100000" LD_PRELOAD="$RPCRDMA_TEST_SHIM_LIB" \
-		rpcbind -f -w </dev/null >"$log" 2>&1 3>&- &
-	SHIM_RPCBIND_PID=$!
-	local deadline=$((SECONDS + 15))
-	until timeout 5 rpcinfo -p >/dev/null 2>&1; do
-		((SECONDS < deadline)) || fail "rpcbind did not come up: $(cat "$log")"
-		sleep 0.2
-	done
-	grep -q 'server on 0.0.0.0 port 111: RDMA listener on port 111' "$log" ||
-		fail "no RDMA listener: $(cat "$log")"
-	run ps -o user= -p "$SHIM_RPCBIND_PID"
+	start_bg rpcbind --shim --env "RPCRDMA_SHIM_RULE=rdma program 100000" rpcbind -f -w
+	local pid=$BG_PID log=$BG_LOG
+	wait_until 15 "rpcbind to answer rpcinfo -p" _rpcbind_answers
+	assert_shim_line --log "$log" server 0.0.0.0 111 'RDMA listener on port 111$'
+	run ps -o user= -p "$pid"
 	refute_output root
 
 	# The first RDMA connect makes the listener find out; refused, not timed out.
@@ -65,7 +40,7 @@ cpu_ticks() {
 		LD_PRELOAD="$RPCRDMA_TEST_SHIM_LIB" timeout 60 rpcinfo -t "$RXE_ADDR" 100000 2
 	assert_success
 	assert_output "program 100000 version 2 ready and waiting"
-	[[ $stderr == *": TCP (refused by the peer"* ]] || fail "not refused: $stderr"
+	assert_shim_line --stderr --prog 100000 client "$RXE_ADDR" 111 'TCP \(refused by the peer'
 	((SECONDS - t0 < 10)) || fail "took $((SECONDS - t0)) s"
 
 	grep -q 'RDMA listener on port 111 stops: Permission denied (the process changed its credentials after creating it)' "$log" ||
@@ -73,9 +48,9 @@ cpu_ticks() {
 
 	# Nothing left for svc_run to spin on: rpcbind stays idle.
 	local a b
-	a=$(cpu_ticks "$SHIM_RPCBIND_PID")
+	a=$(cpu_ticks "$pid")
 	sleep 3
-	b=$(cpu_ticks "$SHIM_RPCBIND_PID")
+	b=$(cpu_ticks "$pid")
 	((b - a <= 10)) || fail "rpcbind used $((b - a)) ticks in 3 s while idle"
 
 	# And TCP keeps serving.
@@ -101,19 +76,19 @@ cpu_ticks() {
 		>"$peer_log" 2>&1 </dev/null 3>&- &
 	SERVER_PIDS+=("$!")
 	SERVER_LOGS+=("$peer_log")
-	wait_log "$server_log" "dropped a 8-octet message"
+	wait_log "$server_log" "dropped a 8-octet message" 20
 
 	kill -USR2 "$server_pid"
-	wait_log "$server_log" "rpctest-dropprivs: now uid 65534"
+	wait_log "$server_log" "rpctest-dropprivs: now uid 65534" 20
 
 	# The next connect makes the listener find out; it is refused.
 	peer_call -a "$RXE_ADDR" -p "$port" null
 	assert_failure 2
-	wait_log "$server_log" "RDMA listener on port $port stops: Permission denied"
+	wait_log "$server_log" "RDMA listener on port $port stops: Permission denied" 20
 
 	# The open connection is flushed: libtirpc destroys its transport,
 	# and it leaves the statistics.
-	wait_log "$server_log" "server: connection closed"
+	wait_log "$server_log" "server: connection closed" 20
 	run "$RPCRDMA_TEST_STAT" -p "$server_pid"
 	assert_success
 	assert_line --regexp "^ *$server_pid +rpctest-server +listener +RDMA "

@@ -38,17 +38,10 @@ peer_call() {
 # start_peer ARGS...: rdma-peer serve in the background; waits (bounded)
 # until it listens.  Sets PEER_PID, PEER_LOG and PEER_PORT.
 start_peer() {
-	local n=${#SERVER_LOGS[@]}
-	local ready=$BATS_TEST_TMPDIR/peer$n.ready
-	local log=$BATS_TEST_TMPDIR/peer$n.log
-
-	echo "# rdma-peer serve $*" >"$log"
-	"$RPCTEST_PEER" serve -r "$ready" "$@" >>"$log" 2>&1 </dev/null 3>&- &
-	PEER_PID=$!
-	PEER_LOG=$log
-	SERVER_PIDS+=("$PEER_PID")
-	SERVER_LOGS+=("$log")
-
+	local ready=$BATS_TEST_TMPDIR/peer${#SERVER_LOGS[@]}.ready
+	start_bg peer -- "$RPCTEST_PEER" serve -r "$ready" "$@"
+	PEER_PID=$BG_PID
+	PEER_LOG=$BG_LOG
 	await_ready "$PEER_PID" "$ready" rdma-peer || return 1
 	PEER_PORT=$READY_PORT
 }
@@ -56,13 +49,8 @@ start_peer() {
 # wait_peer: the peer ends by itself (bounded); its status in PEER_STATUS
 # and its output in `output`/`lines`, as after `run`.
 wait_peer() {
-	if ! _wait_gone "$PEER_PID" "$RPCTEST_PEER_TIMEOUT"; then
-		fail "rdma-peer $PEER_PID still running after ${RPCTEST_PEER_TIMEOUT}s"
-		return 1
-	fi
-	PEER_STATUS=0
-	wait "$PEER_PID" 2>/dev/null || PEER_STATUS=$?
-	_forget_pid "$PEER_PID"
+	wait_bg "$PEER_PID" "$RPCTEST_PEER_TIMEOUT" || return 1
+	PEER_STATUS=$BG_STATUS
 	run cat "$PEER_LOG"
 }
 
@@ -108,27 +96,15 @@ rdma_qps() {
 
 # wait_qps COMM COUNT SECONDS: until COMM has COUNT RC queue pairs (bounded).
 wait_qps() {
-	local comm=$1 want=$2 deadline=$((SECONDS + $3)) n
-	while :; do
-		n=$(rdma_qps "$comm")
-		((n == want)) && return 0
-		if ((SECONDS >= deadline)); then
-			fail "$comm has $n RC queue pairs after $3 s, expected $want:
+	wait_until -q "$3" "$1 holds $2 RC queue pairs" _qps_are "$1" "$2" ||
+		fail "$1 has $(rdma_qps "$1") RC queue pairs after $3 s, expected $2:
 $(rdma resource show qp 2>&1)"
-			return 1
-		fi
-		sleep 0.2
-	done
 }
 
-# wait_log FILE REGEX SECONDS: until a line of FILE matches (bounded).
-wait_log() {
-	local file=$1 re=$2 deadline=$((SECONDS + $3))
-	until grep -qE -- "$re" "$file" 2>/dev/null; do
-		if ((SECONDS >= deadline)); then
-			fail "no line matching '$re' in $file after $3 s"
-			return 1
-		fi
-		sleep 0.05
-	done
+_qps_are() {
+	(($(rdma_qps "$1" "${3:-}") == $2))
+}
+
+_qps_at_least() {
+	(($(rdma_qps "$1" "${3:-}") >= $2))
 }

@@ -1,0 +1,176 @@
+/*
+ * The negative cache (shim/negcache.c): peers that failed RDMA recently,
+ * with time stepped by hand through negcache_add_at/negcache_lookup_at.
+ * The cache is one table per process: each test uses its own peers and
+ * its own stretch of time, the no-device wildcard comes last.
+ */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <string.h>
+#include <sys/un.h>
+
+#include "check.h"
+#include "negcache.h"
+
+static struct sockaddr_in
+in4(const char *addr, uint16_t port)
+{
+	struct sockaddr_in sin;
+
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_port = htons(port);
+	inet_pton(AF_INET, addr, &sin.sin_addr);
+	return sin;
+}
+
+static struct sockaddr_in6
+in6(const char *addr, uint16_t port)
+{
+	struct sockaddr_in6 sin6;
+
+	memset(&sin6, 0, sizeof(sin6));
+	sin6.sin6_family = AF_INET6;
+	sin6.sin6_port = htons(port);
+	inet_pton(AF_INET6, addr, &sin6.sin6_addr);
+	return sin6;
+}
+
+#define SA(p) ((const struct sockaddr *)(p))
+
+/* Lookup at now; why is RDMA_FAIL_MAX when nothing was found. */
+static enum rdma_fail
+found(const void *peer, time_t now)
+{
+	enum rdma_fail why = RDMA_FAIL_MAX;
+
+	if (!negcache_lookup_at(SA(peer), &why, now))
+		return RDMA_FAIL_MAX;
+	return why;
+}
+
+static void
+test_add_lookup(void)
+{
+	struct sockaddr_in a = in4("10.77.0.2", 20049);
+	struct sockaddr_in a_other_port = in4("10.77.0.2", 20050);
+	struct sockaddr_in b = in4("10.77.0.3", 20049);
+	struct sockaddr_in6 c = in6("fd77::2", 20049);
+
+	CHECK_EQ_U(found(&a, 100), RDMA_FAIL_MAX, "an empty cache holds nothing");
+	negcache_add_at(SA(&a), RDMA_FAIL_REFUSED, 60, 100);
+	CHECK_EQ_U(found(&a, 100), RDMA_FAIL_REFUSED, "the peer added is found, with its reason");
+	CHECK_EQ_U(found(&a_other_port, 100), RDMA_FAIL_MAX,
+		   "the same address on another port is another peer");
+	CHECK_EQ_U(found(&b, 100), RDMA_FAIL_MAX, "another address is not found");
+
+	negcache_add_at(SA(&c), RDMA_FAIL_TIMEOUT, 60, 100);
+	CHECK_EQ_U(found(&c, 110), RDMA_FAIL_TIMEOUT, "an IPv6 peer is found");
+	CHECK_EQ_U(found(&a, 110), RDMA_FAIL_REFUSED, "the IPv4 peer is still there");
+
+	/* Added again: the new reason, and the time counts from now. */
+	negcache_add_at(SA(&a), RDMA_FAIL_UNREACHABLE, 60, 150);
+	CHECK_EQ_U(found(&a, 200), RDMA_FAIL_UNREACHABLE,
+		   "adding a peer again replaces its reason and renews it");
+	CHECK_EQ_U(found(&c, 200), RDMA_FAIL_MAX, "the other peer expired meanwhile");
+}
+
+static void
+test_expiry(void)
+{
+	struct sockaddr_in p = in4("10.77.0.20", 111);
+	struct sockaddr_in q = in4("10.77.0.21", 111);
+
+	negcache_add_at(SA(&p), RDMA_FAIL_TIMEOUT, 60, 1000);
+	CHECK_EQ_U(found(&p, 1000), RDMA_FAIL_TIMEOUT, "found when added");
+	CHECK_EQ_U(found(&p, 1059), RDMA_FAIL_TIMEOUT, "found 59 s later (ttl 60)");
+	CHECK_EQ_U(found(&p, 1060), RDMA_FAIL_MAX, "gone 60 s later");
+	/* An expired entry is dropped, not only hidden. */
+	CHECK_EQ_U(found(&p, 1001), RDMA_FAIL_MAX,
+		   "an expired entry was removed on lookup (not found at an earlier time)");
+
+	negcache_add_at(SA(&q), RDMA_FAIL_NOT_RDMA, 1, 2000);
+	CHECK_EQ_U(found(&q, 2000), RDMA_FAIL_NOT_RDMA, "ttl 1: found in the same second");
+	CHECK_EQ_U(found(&q, 2001), RDMA_FAIL_MAX, "ttl 1: gone a second later");
+
+	negcache_add_at(SA(&q), RDMA_FAIL_REFUSED, 0, 3000);
+	CHECK_EQ_U(found(&q, 3000), RDMA_FAIL_MAX, "ttl 0 (negative_cache = 0) caches nothing");
+}
+
+static void
+test_uncacheable(void)
+{
+	static const struct {
+		enum rdma_fail why;
+		bool cached;
+	} reasons[] = {
+		{ RDMA_FAIL_NOT_RDMA, true },
+		{ RDMA_FAIL_REFUSED, true },
+		{ RDMA_FAIL_UNREACHABLE, true },
+		{ RDMA_FAIL_TIMEOUT, true },
+		/* Local trouble says nothing about the peer. */
+		{ RDMA_FAIL_NONE, false },
+		{ RDMA_FAIL_ERROR, false },
+		{ RDMA_FAIL_MEMLOCK, false },
+		/* Not outcomes of an attempt. */
+		{ RDMA_FAIL_NEGCACHE, false },
+		{ RDMA_FAIL_CONFIG, false },
+	};
+	struct sockaddr_un local;
+	enum rdma_fail why;
+	size_t i;
+
+	for (i = 0; i < sizeof(reasons) / sizeof(reasons[0]); i++) {
+		struct sockaddr_in p = in4("10.77.0.30", (uint16_t)(700 + i));
+
+		negcache_add_at(SA(&p), reasons[i].why, 60, 4000);
+		CHECK_EQ_U(found(&p, 4001), reasons[i].cached ? reasons[i].why : RDMA_FAIL_MAX,
+			   "reason %s is %s", rdma_fail_token(reasons[i].why),
+			   reasons[i].cached ? "cached" : "not cached");
+	}
+
+	/* Not an IP peer: nothing to key it by. */
+	memset(&local, 0, sizeof(local));
+	local.sun_family = AF_UNIX;
+	negcache_add_at(SA(&local), RDMA_FAIL_REFUSED, 60, 4000);
+	CHECK(!negcache_lookup_at(SA(&local), &why, 4001),
+	      "an AF_UNIX peer is neither cached nor found");
+}
+
+/* Last: while it lasts, the wildcard answers for every peer. */
+static void
+test_no_device_wildcard(void)
+{
+	struct sockaddr_in a = in4("10.77.0.40", 2049);
+	struct sockaddr_in b = in4("192.0.2.1", 111);
+	struct sockaddr_in6 c = in6("fd77::40", 20049);
+	struct sockaddr_in known = in4("10.77.0.41", 2049);
+	struct sockaddr_un local;
+	enum rdma_fail why = RDMA_FAIL_MAX;
+
+	negcache_add_at(SA(&known), RDMA_FAIL_REFUSED, 600, 5000);
+	negcache_add_at(SA(&a), RDMA_FAIL_NO_DEVICE, 60, 5000);
+	CHECK_EQ_U(found(&a, 5001), RDMA_FAIL_NO_DEVICE, "no device: the peer it failed for");
+	CHECK_EQ_U(found(&b, 5001), RDMA_FAIL_NO_DEVICE, "no device: any other IPv4 peer");
+	CHECK_EQ_U(found(&c, 5001), RDMA_FAIL_NO_DEVICE, "no device: any IPv6 peer");
+	CHECK_EQ_U(found(&known, 5001), RDMA_FAIL_NO_DEVICE,
+		   "no device answers before a peer's own entry");
+	memset(&local, 0, sizeof(local));
+	local.sun_family = AF_UNIX;
+	CHECK(negcache_lookup_at(SA(&local), &why, 5001) && why == RDMA_FAIL_NO_DEVICE,
+	      "no device: even a peer without an IP address");
+
+	CHECK_EQ_U(found(&b, 5060), RDMA_FAIL_MAX, "the wildcard expires like any entry");
+	CHECK_EQ_U(found(&known, 5060), RDMA_FAIL_REFUSED,
+		   "then the peer's own entry shows again");
+}
+
+int
+main(void)
+{
+	test_add_lookup();
+	test_expiry();
+	test_uncacheable();
+	test_no_device_wildcard();
+	return check_done();
+}
