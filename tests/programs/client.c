@@ -20,7 +20,9 @@
  * Exit status: 0 all calls verified, 1 an RPC or setup error (the
  * clnt_sperror text is printed), 2 a reply that does not match, 64 usage.
  * With -k an RPC error ends only that call: the next one goes out on the
- * same CLIENT, and the exit status is 1 at the end.
+ * same CLIENT, and the exit status is 1 at the end.  With -H the last
+ * CLIENT is kept after its calls until SIGTERM or SIGINT, so that what
+ * its transport shows (rpcrdma-stat) can be read with every call done.
  */
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -95,6 +97,7 @@ struct options {
 	bool bench;
 	bool quiet;
 	bool keep_going;
+	bool hold;
 };
 
 /* Timing per (op, size), for -b. */
@@ -118,7 +121,7 @@ usage(void)
 	fprintf(stderr,
 		"usage: %s [-h HOST] [-m create|tp|tli|tcp] [-p PORT] [-n tcp|tcp6]\n"
 		"          [-A none|sys] [-t SECONDS] [-o OPS] [-s SIZES] [-c COUNT]\n"
-		"          [-R CYCLES] [-P PROG] [-b [-u]] [-q] [-k]\n"
+		"          [-R CYCLES] [-P PROG] [-b [-u]] [-q] [-k] [-H]\n"
 		"  -h HOST   server name or address (default localhost)\n"
 		"  -m MODE   create: clnt_create, tp: clnt_tp_create (both via rpcbind),\n"
 		"            tli: clnt_tli_create, tcp: clnttcp_create (both need -p)\n"
@@ -143,6 +146,8 @@ usage(void)
 		"  -q        quiet: no per-call lines and no final line\n"
 		"  -k        keep going after an RPC error, with the next call on the\n"
 		"            same client; the exit status is 1 at the end\n"
+		"  -H        after the last call print 'holding after N calls' and keep\n"
+		"            the client until SIGTERM or SIGINT, then end as usual\n"
 		"exit status: 0 verified, 1 RPC error, 2 reply mismatch, 64 usage\n",
 		progname, RPCTEST_PROG);
 	exit(EX_USAGE);
@@ -771,7 +776,7 @@ parse_options(struct options *o, int argc, char **argv)
 	parse_ops(o, "null,echo,sink,source,mixed");
 	parse_sizes(o, "0,1,100,1000,4K,64K,1M,1M+3");
 
-	while ((opt = getopt(argc, argv, "h:m:p:n:A:t:o:s:c:R:P:buqk")) != -1) {
+	while ((opt = getopt(argc, argv, "h:m:p:n:A:t:o:s:c:R:P:buqkH")) != -1) {
 		switch (opt) {
 		case 'h':
 			o->host = optarg;
@@ -836,6 +841,9 @@ parse_options(struct options *o, int argc, char **argv)
 		case 'k':
 			o->keep_going = true;
 			break;
+		case 'H':
+			o->hold = true;
+			break;
 		default:
 			usage();
 		}
@@ -888,6 +896,28 @@ rss_kb(void)
 
 /* --- main ------------------------------------------------------------------- */
 
+/* The signals that end -H; blocked from the start, taken by sigwait(). */
+static void
+hold_signals(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGINT);
+}
+
+/* -H: every call is done; keep the client until one of those signals. */
+static void
+hold_client(void)
+{
+	sigset_t set;
+	int sig;
+
+	hold_signals(&set);
+	printf("holding after %lu calls\n", total_calls);
+	fflush(stdout);
+	(void)sigwait(&set, &sig);
+}
+
 /* One client handle: create it, run the set o->count times, destroy it. */
 static void
 run_cycle(const struct options *o, unsigned long cycle)
@@ -921,6 +951,8 @@ run_cycle(const struct options *o, unsigned long cycle)
 		}
 	}
 
+	if (o->hold && cycle + 1 == o->cycles)
+		hold_client();
 	auth_destroy(clnt->cl_auth);
 	clnt_destroy(clnt);
 }
@@ -936,6 +968,12 @@ main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	/* A server that goes away is an RPC error, not a reason to die. */
 	signal(SIGPIPE, SIG_IGN);
+	if (o.hold) {
+		sigset_t set;
+
+		hold_signals(&set);
+		sigprocmask(SIG_BLOCK, &set, NULL);
+	}
 
 	for (unsigned long cycle = 0; cycle < o.cycles; cycle++) {
 		run_cycle(&o, cycle);
