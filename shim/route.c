@@ -52,20 +52,18 @@ prog_format(uint32_t prog, char *buf, size_t len)
 
 static void
 log_client_rdma(const struct sockaddr *dst, uint32_t prog, uint32_t vers,
-		CLIENT *cl, unsigned int credits)
+		const struct clnt_rdma_info *info, unsigned int credits)
 {
-	struct clnt_rdma_info info;
 	char peer[80], pname[96];
 
 	sa_format(dst, peer, sizeof(peer));
 	prog_format(prog, pname, sizeof(pname));
-	clnt_rdma_info(cl, &info);
 	shim_log(first_time(dst, prog, false, true, RDMA_FAIL_NONE) ?
 		 SHIM_LOG_INFO : SHIM_LOG_DEBUG,
 		 "client %s version %u to %s: RDMA, inline %u/%u%s, credits %u requested, R=%d",
-		 pname, vers, peer, info.send_max, info.recv_max,
-		 info.peer_pdata ? "" : " (peer sent no RFC 8797 private data)",
-		 credits, info.rinv);
+		 pname, vers, peer, info->send_max, info->recv_max,
+		 info->peer_pdata ? "" : " (peer sent no RFC 8797 private data)",
+		 credits, info->rinv);
 }
 
 static void
@@ -187,6 +185,7 @@ shim_clnt_vc_create(int fd, const struct netbuf *raddr, rpcprog_t prog,
 	struct route_facts f = { .server = false };
 	struct route_decision d;
 	struct clnt_rdma_params params;
+	struct clnt_rdma_info info;
 	/* dst: the TCP address; rdst: with the RDMA port (port_map). */
 	struct sockaddr_storage dst, rdst;
 	const struct sockaddr *shown;
@@ -229,8 +228,8 @@ shim_clnt_vc_create(int fd, const struct netbuf *raddr, rpcprog_t prog,
 
 		shim_busy++;
 		cl = clnt_rdma_create(fd, raddr, (struct sockaddr *)&rdst, prog,
-				      vers, sendsz, recvsz, &params, &f.result,
-				      &f.err);
+				      vers, sendsz, recvsz, &params, &info,
+				      &f.result, &f.err);
 		shim_busy--;
 		f.tried = true;
 		if (cl)
@@ -246,9 +245,8 @@ shim_clnt_vc_create(int fd, const struct netbuf *raddr, rpcprog_t prog,
 				    d.by == ROUTE_BY_ATTEMPT ? &rdst : &dst);
 	switch (d.action) {
 	case ROUTE_RDMA:
-		log_client_rdma(shown, (uint32_t)prog, (uint32_t)vers, cl,
+		log_client_rdma(shown, (uint32_t)prog, (uint32_t)vers, &info,
 				params.credits);
-		clnt_rdma_publish(cl, prog, vers);
 		return cl;
 	case ROUTE_FAIL:
 		return client_required_fails(shown, &d);

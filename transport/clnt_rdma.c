@@ -341,7 +341,7 @@ clnt_rdma_ops(void)
 	return &ops;
 }
 
-void
+static void
 clnt_rdma_publish(CLIENT *cl, rpcprog_t prog, rpcvers_t vers)
 {
 	struct ct_rdma *ct = ct_of(cl);
@@ -369,7 +369,7 @@ clnt_is_rdma(const CLIENT *cl)
 	return cl && cl->cl_ops == clnt_rdma_ops();
 }
 
-void
+static void
 clnt_rdma_info(CLIENT *cl, struct clnt_rdma_info *info)
 {
 	struct ct_rdma *ct = ct_of(cl);
@@ -457,7 +457,8 @@ ct_call_header(struct ct_rdma *ct, rpcprog_t prog, rpcvers_t vers)
 CLIENT *
 clnt_rdma_create(int fd, const struct netbuf *raddr, const struct sockaddr *dst,
 		 rpcprog_t prog, rpcvers_t vers, u_int sendsz, u_int recvsz,
-		 const struct clnt_rdma_params *p, enum rdma_fail *why, int *err)
+		 const struct clnt_rdma_params *p, struct clnt_rdma_info *info,
+		 enum rdma_fail *why, int *err)
 {
 	struct ep_attr attr = {
 		.inline_send = p->inline_send,
@@ -535,6 +536,8 @@ clnt_rdma_create(int fd, const struct netbuf *raddr, const struct sockaddr *dst,
 	cl->cl_netid = NULL;
 	cl->cl_tp = NULL;
 	(void)sendsz;
+	clnt_rdma_publish(cl, prog, vers);
+	clnt_rdma_info(cl, info);
 	return cl;
 
 out_nomem:

@@ -43,13 +43,14 @@ make_client_wc(unsigned int credits, uint32_t send_max, uint64_t write_chunk)
 		.len = sizeof(fake_addr),
 		.maxlen = sizeof(fake_addr),
 	};
+	struct clnt_rdma_info info;
 	enum rdma_fail why;
 	CLIENT *cl;
 	int err;
 
 	fake_reset(send_max);
 	cl = clnt_rdma_create(-1, &nb, (struct sockaddr *)&fake_addr, 0x20000099,
-			      1, 0, 0, &p, &why, &err);
+			      1, 0, 0, &p, &info, &why, &err);
 	CHECK(cl != NULL, "client created over the fake endpoint (send_max %u)",
 	      send_max);
 	return cl;
