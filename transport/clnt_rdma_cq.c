@@ -124,6 +124,9 @@ ct_completion(struct ct_rdma *ct, const struct ibv_wc *wc,
 
 	i = EP_WRID_IDX(wc->wr_id);
 	inv = ct_wc_invalidated(wc);
+	/* A Send With Invalidate (RFC 8797 s4.1), late replies included. */
+	if (inv)
+		SHIM_STATS_ADD(ct->ct_stats, send_inv, 1);
 	ret = rpcrdma_hdr_decode(ep_recv_buf(ep, i), wc->byte_len, h);
 	if (ret == -EMSGSIZE) {
 		/* Not even an XID: nothing to match it with (s5.5). */

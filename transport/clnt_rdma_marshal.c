@@ -191,8 +191,11 @@ ct_send_call(struct ct_rdma *ct, unsigned int s, uint32_t xid, size_t len,
 	slot->xid = xid;
 	ct->ct_outstanding++;
 	SHIM_STATS_ADD(ct->ct_stats, bytes_out, len);
-	if (long_call)
+	if (long_call) {
 		SHIM_STATS_ADD(ct->ct_stats, long_out, 1);
+		/* s4.4.5.2: the server pulls the whole Read chunk. */
+		SHIM_STATS_ADD(ct->ct_stats, read_chunk_bytes, len);
+	}
 	return 0;
 }
 
@@ -334,6 +337,10 @@ ct_reply_msg(CLIENT *cl, struct ct_rdma *ct, const struct ct_slot *slot,
 	SHIM_STATS_ADD(ct->ct_stats, bytes_in, plen + ddp_len);
 	if (ct->ct_rep.hdr.proc == RDMA_NOMSG || ddp_len)
 		SHIM_STATS_ADD(ct->ct_stats, long_in, 1);
+	/* The lengths the server returned (s4.4.6), not the sizes offered. */
+	SHIM_STATS_ADD(ct->ct_stats, write_chunk_bytes, ddp_len);
+	if (ct->ct_rep.hdr.proc == RDMA_NOMSG)
+		SHIM_STATS_ADD(ct->ct_stats, reply_chunk_bytes, plen);
 	return ct_decode_reply(cl, ct, xid, payload, plen,
 			       ddp_len ? slot->ddpbuf->buf.addr : NULL, ddp_len,
 			       xdr_results, results_ptr, refreshes, refresh);

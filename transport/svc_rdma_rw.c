@@ -114,6 +114,8 @@ sc_read_chunks(struct svc_rdma_conn *sc, const struct rpcrdma_read_chunk *ch,
 		goto out_fail;
 	}
 	*out = pb;
+	/* s4.4.5.2: every Read chunk is pulled whole. */
+	SHIM_STATS_ADD(sc->stats, read_chunk_bytes, total);
 	return 0;
 
 out_fail:

@@ -409,8 +409,15 @@ sc_reply(SVCXPRT *xprt, struct rpc_msg *msg)
 		return FALSE;
 	}
 	SHIM_STATS_ADD(sc->stats, bytes_out, r.g.len);
-	if (sc->rhdr.proc == RDMA_NOMSG)
+	/* The octets written, as the reply's chunks say (s4.4.6). */
+	if (r.d.used)
+		SHIM_STATS_ADD(sc->stats, write_chunk_bytes, r.d.len);
+	if (sc->rhdr.proc == RDMA_NOMSG) {
 		SHIM_STATS_ADD(sc->stats, long_out, 1);
+		SHIM_STATS_ADD(sc->stats, reply_chunk_bytes, r.g.len);
+	}
+	if (sc_inv_rkey(sc))
+		SHIM_STATS_ADD(sc->stats, send_inv, 1);
 	return TRUE;
 
 out_error:

@@ -20,7 +20,9 @@
  * Exit status: 0 all calls verified, 1 an RPC or setup error (the
  * clnt_sperror text is printed), 2 a reply that does not match, 64 usage.
  * With -k an RPC error ends only that call: the next one goes out on the
- * same CLIENT, and the exit status is 1 at the end.
+ * same CLIENT, and the exit status is 1 at the end.  With -H the last
+ * CLIENT is kept after its calls until SIGTERM or SIGINT, so that what
+ * its transport shows (rpcrdma-stat) can be read with every call done.
  *
  * This file makes the handle and runs the cycles; client.h lists the
  * other parts.
@@ -127,6 +129,28 @@ make_client(const struct options *o)
 
 /* --- main ------------------------------------------------------------------- */
 
+/* The signals that end -H; blocked from the start, taken by sigwait(). */
+static void
+hold_signals(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGINT);
+}
+
+/* -H: every call is done; keep the client until one of those signals. */
+static void
+hold_client(void)
+{
+	sigset_t set;
+	int sig;
+
+	hold_signals(&set);
+	printf("holding after %lu calls\n", total_calls);
+	fflush(stdout);
+	(void)sigwait(&set, &sig);
+}
+
 /* One client handle: create it, run the set o->count times, destroy it. */
 static void
 run_cycle(const struct options *o, unsigned long cycle)
@@ -160,6 +184,8 @@ run_cycle(const struct options *o, unsigned long cycle)
 		}
 	}
 
+	if (o->hold && cycle + 1 == o->cycles)
+		hold_client();
 	auth_destroy(clnt->cl_auth);
 	clnt_destroy(clnt);
 }
@@ -175,6 +201,12 @@ main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	/* A server that goes away is an RPC error, not a reason to die. */
 	signal(SIGPIPE, SIG_IGN);
+	if (o.hold) {
+		sigset_t set;
+
+		hold_signals(&set);
+		sigprocmask(SIG_BLOCK, &set, NULL);
+	}
 
 	for (unsigned long cycle = 0; cycle < o.cycles; cycle++) {
 		run_cycle(&o, cycle);

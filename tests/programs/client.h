@@ -64,6 +64,7 @@ struct options {
 	bool bench;
 	bool quiet;
 	bool keep_going;
+	bool hold;
 };
 
 /* client_options.c: fills o from the command line, or exits with usage. */

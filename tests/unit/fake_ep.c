@@ -420,22 +420,17 @@ deliver(struct ep *ep, const uint8_t *msg, size_t len, uint32_t inv_rkey)
 	cq_push(ep, &wc);
 }
 
-/* An RDMA_MSG reply to a NULL call: header, then the RPC reply. */
-static void
-srv_reply(struct ep *ep, uint32_t xid, uint32_t inv_rkey)
+/*
+ * An accepted RPC reply to xid into buf, its octets or 0.  With result,
+ * an opaque result of that many octets moved to a Write chunk: only its
+ * length stays in the reply (RFC 8166 s4.4.6).
+ */
+static size_t
+srv_rpc_reply(uint32_t xid, uint32_t result, uint8_t *buf, size_t cap)
 {
-	struct rpcrdma_hdr h;
 	struct rpc_msg m;
-	uint8_t msg[512];
-	ssize_t n;
 	XDR x;
 
-	memset(&h, 0, sizeof(h));
-	h.xid = xid;
-	h.vers = RPCRDMA1_VERSION;
-	h.credits = srv.credits;
-	h.proc = RDMA_MSG;
-	n = rpcrdma_hdr_encode(msg, sizeof(msg), &h);
 	memset(&m, 0, sizeof(m));
 	m.rm_xid = xid;
 	m.rm_direction = REPLY;
@@ -443,13 +438,103 @@ srv_reply(struct ep *ep, uint32_t xid, uint32_t inv_rkey)
 	m.acpted_rply.ar_verf = _null_auth;
 	m.acpted_rply.ar_stat = SUCCESS;
 	m.acpted_rply.ar_results.proc = XDRPROC(xdr_void);
-	xdrmem_create(&x, (char *)msg + n, (u_int)(sizeof(msg) - (size_t)n),
-		      XDR_ENCODE);
-	if (n < 0 || !xdr_replymsg(&x, &m)) {
+	xdrmem_create(&x, (char *)buf, (u_int)cap, XDR_ENCODE);
+	if (!xdr_replymsg(&x, &m) || (result && !xdr_u_int32_t(&x, &result)))
+		return 0;
+	return XDR_GETPOS(&x);
+}
+
+/* An RDMA_MSG reply to a NULL call: header, then the RPC reply. */
+static void
+srv_reply(struct ep *ep, uint32_t xid, uint32_t inv_rkey)
+{
+	struct rpcrdma_hdr h;
+	uint8_t msg[512];
+	size_t len = 0;
+	ssize_t n;
+
+	memset(&h, 0, sizeof(h));
+	h.xid = xid;
+	h.vers = RPCRDMA1_VERSION;
+	h.credits = srv.credits;
+	h.proc = RDMA_MSG;
+	n = rpcrdma_hdr_encode(msg, sizeof(msg), &h);
+	if (n > 0)
+		len = srv_rpc_reply(xid, 0, msg + n, sizeof(msg) - (size_t)n);
+	if (!len) {
 		violations++;
 		return;
 	}
-	deliver(ep, msg, (size_t)n + XDR_GETPOS(&x), inv_rkey);
+	deliver(ep, msg, (size_t)n + len, inv_rkey);
+}
+
+/*
+ * "RDMA Write" len octets to a segment the client exposed, which must be
+ * reachable and large enough; false (a violation) otherwise.
+ */
+static bool
+srv_write(const struct rpcrdma_segment *seg, const void *data, uint32_t len)
+{
+	if (!key_bound(seg->handle) || seg->length < len) {
+		violations++;
+		return false;
+	}
+	memcpy((void *)(uintptr_t)seg->offset, data, len);
+	return true;
+}
+
+/*
+ * A reply through the call's chunks (s4.4.6, s4.5.3): srv.write_result
+ * octets written into its first Write chunk, and with srv.reply_chunk
+ * the RPC reply written into its Reply chunk (RDMA_NOMSG); each segment
+ * returned with the octets written, as a responder does.
+ */
+static void
+srv_reply_chunks(struct ep *ep, const struct rpcrdma_hdr *call,
+		 uint32_t inv_rkey)
+{
+	static uint8_t result[1 << 16];
+	struct rpcrdma_hdr h;
+	uint8_t msg[512], rpc[256];
+	size_t len;
+	ssize_t n;
+
+	memset(&h, 0, sizeof(h));
+	h.xid = call->xid;
+	h.vers = RPCRDMA1_VERSION;
+	h.credits = srv.credits;
+	h.proc = srv.reply_chunk ? RDMA_NOMSG : RDMA_MSG;
+	len = srv_rpc_reply(call->xid, srv.write_result, rpc, sizeof(rpc));
+	if (srv.write_result) {
+		memset(result, 0xab, sizeof(result));
+		if (!call->nwrites || srv.write_result > sizeof(result) ||
+		    !srv_write(&call->wsegs[0], result, srv.write_result))
+			goto out_violation;
+		h.nwrites = 1;
+		h.writes[0].nsegs = 1;
+		h.nwsegs = 1;
+		h.wsegs[0] = call->wsegs[0];
+		h.wsegs[0].length = srv.write_result;
+	}
+	if (srv.reply_chunk) {
+		if (!call->has_reply || !srv_write(&call->reply[0], rpc, (uint32_t)len))
+			goto out_violation;
+		h.has_reply = true;
+		h.nreply = 1;
+		h.reply[0] = call->reply[0];
+		h.reply[0].length = (uint32_t)len;
+	}
+	n = rpcrdma_hdr_encode(msg, sizeof(msg), &h);
+	if (!len || n < 0 || (size_t)n + len > sizeof(msg))
+		goto out_violation;
+	if (!srv.reply_chunk) {
+		memcpy(msg + n, rpc, len);
+		n += (ssize_t)len;
+	}
+	deliver(ep, msg, (size_t)n, inv_rkey);
+	return;
+out_violation:
+	violations++;
 }
 
 static void
@@ -498,7 +583,10 @@ srv_on_call(struct ep *ep, const struct ibv_sge *sge, int nsge)
 			inv = srv.reply_key[c];
 		else if (srv.inv == INV_FOREIGN)
 			inv = 0xdead0001;
-		srv_reply(ep, h.xid, inv);
+		if (srv.reply_chunk || srv.write_result)
+			srv_reply_chunks(ep, &h, inv);
+		else
+			srv_reply(ep, h.xid, inv);
 		if (srv.late_error && srv.nheld) {
 			srv_error(ep, srv.held[0], RDMA_ERR_BADHEADER);
 			memmove(srv.held, srv.held + 1, --srv.nheld * sizeof(srv.held[0]));

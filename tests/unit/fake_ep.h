@@ -40,6 +40,10 @@ struct fake_server {
 	uint32_t reply_key[F_CALLS];	/* ... the key of its Reply chunk ... */
 	uint32_t read_key[F_CALLS];	/* ... and of its Read chunk, or 0 */
 	bool late_error;		/* after the next reply: RDMA_ERROR to held[0] */
+	/* SRV_REPLY through the call's chunks, as a responder does: */
+	bool reply_chunk;		/* the RPC reply in the Reply chunk */
+	uint32_t write_result;		/* an opaque result of this many octets
+					 * (0xab) in the Write chunk, 0: none */
 };
 
 extern struct fake_server srv;

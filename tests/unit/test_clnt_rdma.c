@@ -1,5 +1,6 @@
 /*
- * Unit tests of the RDMA client's slots, memory windows and credits.
+ * Unit tests of the RDMA client's slots, memory windows, credits and
+ * statistics counters.
  *
  * The client's files (transport/clnt_rdma*.c) are compiled in unchanged
  * and run over the fake endpoint of fake_ep.c, whose scripted server
@@ -9,6 +10,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <rpc/rpc.h>
@@ -23,8 +25,9 @@
 /* The client                                                          */
 /* ------------------------------------------------------------------ */
 
+/* A client whose calls offer a Write chunk of write_chunk octets (0: none). */
 static CLIENT *
-make_client(unsigned int credits, uint32_t send_max)
+make_client_wc(unsigned int credits, uint32_t send_max, uint64_t write_chunk)
 {
 	struct clnt_rdma_params p = {
 		.inline_send = 4096,
@@ -32,6 +35,7 @@ make_client(unsigned int credits, uint32_t send_max)
 		.credits = credits,
 		.connect_timeout_ms = 1000,
 		.max_reply = 64 << 10,
+		.write_chunk = write_chunk,
 		.remote_inv = true,
 	};
 	struct netbuf nb = {
@@ -50,6 +54,12 @@ make_client(unsigned int credits, uint32_t send_max)
 	CHECK(cl != NULL, "client created over the fake endpoint (send_max %u)",
 	      send_max);
 	return cl;
+}
+
+static CLIENT *
+make_client(unsigned int credits, uint32_t send_max)
+{
+	return make_client_wc(credits, send_max, 0);
 }
 
 static void
@@ -78,6 +88,18 @@ null_call(CLIENT *cl, int timeout_ms)
 
 	return clnt_call(cl, NULLPROC, XDRPROC(xdr_void), NULL,
 			 XDRPROC(xdr_void), NULL, tv);
+}
+
+/* An opaque result, for a call whose result may come in a Write chunk. */
+struct opaque_res {
+	char *buf;
+	u_int len;
+};
+
+static bool_t
+xdr_opaque_res(XDR *xdrs, struct opaque_res *r)
+{
+	return xdr_bytes(xdrs, &r->buf, &r->len, ~0u);
 }
 
 static unsigned int
@@ -261,6 +283,65 @@ test_reply_header_kept(void)
 	destroy_client(cl);
 }
 
+static bool
+all_octets(const char *buf, size_t len, unsigned char v)
+{
+	while (len--)
+		if ((unsigned char)buf[len] != v)
+			return false;
+	return true;
+}
+
+/*
+ * The statistics of how data moved count what the server used: the
+ * calls exposed in Read chunks, and the octets it says it wrote into the
+ * Write and Reply chunks (RFC 8166 s4.4.6), not the 64K offered for each;
+ * and the replies whose Send invalidated a key.
+ */
+static void
+test_chunk_counters(void)
+{
+	/* send_max 64: every call is a Long Call, in a Read chunk. */
+	CLIENT *cl = make_client_wc(4, 64, 64 << 10);
+	struct ct_rdma *ct = ct_of(cl);
+	struct timeval tv = { .tv_sec = 5 };
+	struct opaque_res res = { NULL, 0 };
+	struct shim_stats_conn st;
+
+	memset(&st, 0, sizeof(st));
+	ct->ct_stats = &st;
+	srv.credits = 4;
+	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "a Long Call, its reply inline");
+	CHECK_EQ_U(st.read_chunk_bytes, 40, "its Read chunk: the whole NULL call (40 octets)");
+	CHECK_EQ_U(st.read_chunk_bytes, st.bytes_out, "as many as the calls sent");
+	CHECK_EQ_U(st.write_chunk_bytes, 0, "a Write chunk offered, not used: nothing");
+	CHECK_EQ_U(st.reply_chunk_bytes, 0, "an inline reply: nothing through the Reply chunk");
+	CHECK_EQ_U(st.send_inv, 0, "no key invalidated");
+
+	srv.reply_chunk = true;
+	srv.inv = INV_REPLY_CHUNK;
+	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "a reply in the Reply chunk, With Invalidate");
+	CHECK_EQ_U(st.reply_chunk_bytes, 24, "the 24 octets written, not the 64K offered");
+	CHECK_EQ_U(st.send_inv, 1, "one reply invalidated a key");
+	CHECK_EQ_U(st.read_chunk_bytes, 80, "two calls' Read chunks");
+
+	srv.reply_chunk = false;
+	srv.inv = INV_NONE;
+	srv.write_result = 1001;
+	CHECK_EQ_U(clnt_call(cl, 1, XDRPROC(xdr_void), NULL,
+			     XDRPROC(xdr_opaque_res), (caddr_t)&res, tv),
+		   RPC_SUCCESS, "a result placed in the Write chunk");
+	CHECK(res.len == 1001 && all_octets(res.buf, res.len, 0xab),
+	      "the result is the octets written");
+	CHECK_EQ_U(st.write_chunk_bytes, 1001, "the 1001 octets written, not the 64K offered");
+	CHECK_EQ_U(st.reply_chunk_bytes, 24, "the reply came inline");
+	CHECK_EQ_U(st.send_inv, 1, "no more keys invalidated");
+	free(res.buf);
+
+	ct->ct_stats = NULL;	/* not a slot of the statistics file */
+	destroy_client(cl);
+}
+
 int
 main(void)
 {
@@ -269,5 +350,6 @@ main(void)
 	test_remote_invalidation();
 	test_bad_replies();
 	test_reply_header_kept();
+	test_chunk_counters();
 	return check_done();
 }
