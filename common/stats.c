@@ -164,8 +164,6 @@ shim_stats_open(enum shim_stats_role role, enum shim_stats_transport transport,
 		stats_addr_from(&s->peer, peer);
 		stats_addr_from(&s->local, local);
 		s->created = now_s();
-		if (transport == SHIM_STATS_RDMA)
-			shim_stats_add(&f->rdma_transports, 1);
 		return s;
 	}
 	return NULL;
@@ -174,8 +172,13 @@ shim_stats_open(enum shim_stats_role role, enum shim_stats_transport transport,
 void
 shim_stats_publish(struct shim_stats_conn *s)
 {
-	if (s)
-		__atomic_store_n(&s->state, SHIM_STATS_LIVE, __ATOMIC_RELEASE);
+	struct shim_stats_file *f = __atomic_load_n(&stats, __ATOMIC_ACQUIRE);
+
+	if (!s)
+		return;
+	if (f && s->transport == SHIM_STATS_RDMA)
+		shim_stats_add(&f->rdma_transports, 1);
+	__atomic_store_n(&s->state, SHIM_STATS_LIVE, __ATOMIC_RELEASE);
 }
 
 void

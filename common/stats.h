@@ -20,7 +20,10 @@ struct shim_stats_conn *shim_stats_open(enum shim_stats_role role,
 					enum shim_stats_transport transport,
 					const struct sockaddr *peer,
 					const struct sockaddr *local);
-/* Make the slot visible (after its fields are set) or free it. */
+/*
+ * Make the slot visible (after its fields are set; an RDMA transport is
+ * counted then) or free it.
+ */
 void shim_stats_publish(struct shim_stats_conn *s);
 void shim_stats_close(struct shim_stats_conn *s);
 

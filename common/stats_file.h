@@ -11,7 +11,9 @@
  * them, removes) files of processes that are gone.
  *
  * The layout is versioned: append fields, bump SHIM_STATS_VERSION when
- * the meaning of a field changes.
+ * the meaning of a field changes, or when a field appended to struct
+ * shim_stats_conn moves every slot after the first (version 2: the
+ * chunk and remote invalidation counters).
  */
 #ifndef COMMON_STATS_FILE_H
 #define COMMON_STATS_FILE_H
@@ -19,7 +21,7 @@
 #include <stdint.h>
 
 #define SHIM_STATS_MAGIC 0x5453534d41445052ull	/* "RPDAMSST" */
-#define SHIM_STATS_VERSION 1
+#define SHIM_STATS_VERSION 2
 #define SHIM_STATS_SLOTS 256
 #define SHIM_STATS_REASONS 16
 #define SHIM_STATS_PREFIX "rpcrdma-shim."	/* + "<uid>.<pid>" */
@@ -76,6 +78,18 @@ struct shim_stats_conn {
 	uint64_t long_in;		/* received through chunks */
 	uint64_t rdma_errors;		/* RDMA_ERROR sent or received */
 	uint64_t connections;		/* listeners: connections accepted */
+	/*
+	 * RDMA: how the data moved, in octets the peer actually used
+	 * (RFC 8166 s4.4.6: the Write and Reply chunk lengths the responder
+	 * returns), not the sizes offered.
+	 */
+	uint64_t read_chunk_bytes;	/* server: pulled by RDMA Read;
+					 * client: its calls' Read chunks */
+	uint64_t write_chunk_bytes;	/* server: pushed by RDMA Write;
+					 * client: received there */
+	uint64_t reply_chunk_bytes;	/* the same for Reply chunks */
+	uint64_t send_inv;		/* replies with remote invalidation
+					 * (RFC 8797 s4.1), sent or received */
 };
 
 struct shim_stats_file {

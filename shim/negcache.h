@@ -10,7 +10,7 @@
 #include <sys/socket.h>
 #include <time.h>
 
-#include "transport/rdma_conn.h"
+#include "common/reason.h"
 
 /* Remember that peer failed for why, for ttl_s seconds (0: not at all). */
 void negcache_add(const struct sockaddr *peer, enum rdma_fail why,

@@ -52,20 +52,18 @@ prog_format(uint32_t prog, char *buf, size_t len)
 
 static void
 log_client_rdma(const struct sockaddr *dst, uint32_t prog, uint32_t vers,
-		CLIENT *cl, unsigned int credits)
+		const struct clnt_rdma_info *info, unsigned int credits)
 {
-	struct rdma_conn_info info;
 	char peer[80], pname[96];
 
 	sa_format(dst, peer, sizeof(peer));
 	prog_format(prog, pname, sizeof(pname));
-	clnt_rdma_info(cl, &info);
 	shim_log(first_time(dst, prog, false, true, RDMA_FAIL_NONE) ?
 		 SHIM_LOG_INFO : SHIM_LOG_DEBUG,
 		 "client %s version %u to %s: RDMA, inline %u/%u%s, credits %u requested, R=%d",
-		 pname, vers, peer, info.send_max, info.recv_max,
-		 info.peer_pdata ? "" : " (peer sent no RFC 8797 private data)",
-		 credits, info.rinv);
+		 pname, vers, peer, info->send_max, info->recv_max,
+		 info->peer_pdata ? "" : " (peer sent no RFC 8797 private data)",
+		 credits, info->rinv);
 }
 
 static void
@@ -187,6 +185,7 @@ shim_clnt_vc_create(int fd, const struct netbuf *raddr, rpcprog_t prog,
 	struct route_facts f = { .server = false };
 	struct route_decision d;
 	struct clnt_rdma_params params;
+	struct clnt_rdma_info info;
 	/* dst: the TCP address; rdst: with the RDMA port (port_map). */
 	struct sockaddr_storage dst, rdst;
 	const struct sockaddr *shown;
@@ -229,8 +228,8 @@ shim_clnt_vc_create(int fd, const struct netbuf *raddr, rpcprog_t prog,
 
 		shim_busy++;
 		cl = clnt_rdma_create(fd, raddr, (struct sockaddr *)&rdst, prog,
-				      vers, sendsz, recvsz, &params, &f.result,
-				      &f.err);
+				      vers, sendsz, recvsz, &params, &info,
+				      &f.result, &f.err);
 		shim_busy--;
 		f.tried = true;
 		if (cl)
@@ -246,9 +245,8 @@ shim_clnt_vc_create(int fd, const struct netbuf *raddr, rpcprog_t prog,
 				    d.by == ROUTE_BY_ATTEMPT ? &rdst : &dst);
 	switch (d.action) {
 	case ROUTE_RDMA:
-		log_client_rdma(shown, (uint32_t)prog, (uint32_t)vers, cl,
+		log_client_rdma(shown, (uint32_t)prog, (uint32_t)vers, &info,
 				params.credits);
-		clnt_rdma_publish(cl, prog, vers);
 		return cl;
 	case ROUTE_FAIL:
 		return client_required_fails(shown, &d);
@@ -293,38 +291,55 @@ listener_destroyed(SVCXPRT *xprt, void *arg)
 	shim_stats_close(arg);
 }
 
+/*
+ * A listener's statistics slot, closed when xprt is destroyed; published
+ * by the caller.  rdma_port 0 when it stays TCP only, for why.
+ */
+static struct shim_stats_conn *
+server_stats_open(SVCXPRT *xprt, const struct sockaddr *local,
+		  uint16_t rdma_port, enum rdma_fail why)
+{
+	struct shim_stats_conn *s;
+
+	s = shim_stats_open(SHIM_STATS_LISTENER,
+			    rdma_port ? SHIM_STATS_RDMA : SHIM_STATS_TCP, NULL,
+			    local);
+	if (!s)
+		return NULL;
+	s->rdma_port = rdma_port;
+	s->reason = why;
+	if (svc_hook_destroy(xprt, listener_destroyed, s)) {
+		shim_stats_close(s);
+		return NULL;
+	}
+	return s;
+}
+
 /* Publish a listener; rdma_port 0 when it stays TCP only, for why. */
 static void
 server_publish(SVCXPRT *xprt, const struct sockaddr *local, uint16_t rdma_port,
 	       enum rdma_fail why)
 {
-	struct shim_stats_conn *s;
-
 	if (!rdma_port)
 		shim_stats_fallback(why);
-	s = shim_stats_open(SHIM_STATS_LISTENER,
-			    rdma_port ? SHIM_STATS_RDMA : SHIM_STATS_TCP, NULL,
-			    local);
-	if (!s)
-		return;
-	s->rdma_port = rdma_port;
-	s->reason = why;
-	if (svc_hook_destroy(xprt, listener_destroyed, s)) {
-		shim_stats_close(s);
-		return;
-	}
-	if (rdma_port)
-		svc_rdma_set_stats(xprt, s);
-	shim_stats_publish(s);
+	shim_stats_publish(server_stats_open(xprt, local, rdma_port, why));
 }
 
-/* require-rdma: a server that cannot listen over RDMA is not created. */
+/*
+ * require-rdma: a server that cannot listen over RDMA is not created.
+ * Its descriptor is the caller's: svc_tli_create() closes it when it made
+ * it, programs when they did.  So the transport goes as in libtirpc's own
+ * error path: unregistered while xp_fd still names it, then destroyed
+ * with no descriptor to close.
+ */
 static SVCXPRT *
 server_required_fails(SVCXPRT *xprt, const struct route_decision *d)
 {
 	if (d->by == ROUTE_BY_BAD_CONFIG)
 		shim_log(SHIM_LOG_ERROR,
 			 "server: RDMA required, but the configuration has errors");
+	xprt_unregister(xprt);
+	xprt->xp_fd = RPC_ANYFD;
 	svc_destroy(xprt);
 	route_createerr(d);
 	return NULL;
@@ -341,6 +356,7 @@ shim_svc_vc_create(int fd, u_int sendsz, u_int recvsz)
 	struct sockaddr_storage local, peer;
 	socklen_t len;
 	uint16_t tcp_port, rdma_port = 0;
+	struct shim_stats_conn *s = NULL;
 	char detail[256];
 	SVCXPRT *xprt;
 	int ret;
@@ -373,6 +389,9 @@ shim_svc_vc_create(int fd, u_int sendsz, u_int recvsz)
 	if (d.action == ROUTE_TRY) {
 		tcp_port = sa_port((struct sockaddr *)&local);
 		rdma_port = shim_config_rdma_port(cfg, tcp_port);
+		/* First: the listener counts its connections there. */
+		s = server_stats_open(xprt, (struct sockaddr *)&local,
+				      rdma_port, RDMA_FAIL_NONE);
 		sa_set_port((struct sockaddr *)&local, rdma_port);
 		params.inline_send = cfg->inline_send;
 		params.inline_recv = cfg->inline_recv;
@@ -382,7 +401,7 @@ shim_svc_vc_create(int fd, u_int sendsz, u_int recvsz)
 
 		shim_busy++;
 		ret = svc_rdma_listen(xprt, (struct sockaddr *)&local, sendsz,
-				      recvsz, &params, &f.result);
+				      recvsz, &params, s, &f.result);
 		shim_busy--;
 		/* Logs show the TCP side's address and port. */
 		sa_set_port((struct sockaddr *)&local, tcp_port);
@@ -400,8 +419,7 @@ shim_svc_vc_create(int fd, u_int sendsz, u_int recvsz)
 	case ROUTE_RDMA:
 		log_server((struct sockaddr *)&local, rdma_port, true,
 			   RDMA_FAIL_NONE, NULL);
-		server_publish(xprt, (struct sockaddr *)&local, rdma_port,
-			       RDMA_FAIL_NONE);
+		shim_stats_publish(s);
 		return xprt;
 	case ROUTE_FAIL:
 		return server_required_fails(xprt, &d);
@@ -411,7 +429,17 @@ shim_svc_vc_create(int fd, u_int sendsz, u_int recvsz)
 			log_server((struct sockaddr *)&local, 0, false, d.why,
 				   tcp_detail(&d, &f, rule, detail,
 					      sizeof(detail)));
-		server_publish(xprt, (struct sockaddr *)&local, 0, d.why);
+		if (s) {
+			/* The slot stays, as the TCP-only listener's. */
+			shim_stats_fallback(d.why);
+			s->transport = SHIM_STATS_TCP;
+			s->rdma_port = 0;
+			s->reason = d.why;
+			shim_stats_publish(s);
+		} else {
+			server_publish(xprt, (struct sockaddr *)&local, 0,
+				       d.why);
+		}
 		return xprt;
 	default:
 		if (d.why != RDMA_FAIL_NONE)

@@ -562,6 +562,7 @@ inline_call_reply(const struct shim_stats_conn *s, uint32_t *call,
 static char *
 detail_text(const struct shim_stats_conn *s)
 {
+	char rd[32], wr[32], rp[32];
 	uint32_t call, reply;
 
 	if (s->role == SHIM_STATS_LISTENER) {
@@ -573,12 +574,16 @@ detail_text(const struct shim_stats_conn *s)
 	if (!is_rdma(s))
 		return fmt("reason=%s", reason_token(s->reason));
 	inline_call_reply(s, &call, &reply);
+	bytes_text(s->read_chunk_bytes, rd, sizeof(rd));
+	bytes_text(s->write_chunk_bytes, wr, sizeof(wr));
+	bytes_text(s->reply_chunk_bytes, rp, sizeof(rp));
 	return fmt("inline=%" PRIu32 "/%" PRIu32 " credits=%" PRIu32
 		   " R=%u pdata=%s long=%" PRIu64 "/%" PRIu64
-		   " rdma_errors=%" PRIu64,
+		   " rdma_errors=%" PRIu64 " read_chunk=%s write_chunk=%s"
+		   " reply_chunk=%s send_inv=%" PRIu64,
 		   call, reply, s->credits, s->rinv ? 1u : 0u,
 		   s->peer_pdata ? "yes" : "no", s->long_out, s->long_in,
-		   s->rdma_errors);
+		   s->rdma_errors, rd, wr, rp, s->send_inv);
 }
 
 static void
@@ -819,7 +824,11 @@ json_transport(const struct shim_stats_conn *s, bool more)
 	json_u64("long_out", s->long_out, true);
 	json_u64("long_in", s->long_in, true);
 	json_u64("rdma_errors", s->rdma_errors, true);
-	json_u64("connections", s->connections, false);
+	json_u64("connections", s->connections, true);
+	json_u64("read_chunk_bytes", s->read_chunk_bytes, true);
+	json_u64("write_chunk_bytes", s->write_chunk_bytes, true);
+	json_u64("reply_chunk_bytes", s->reply_chunk_bytes, true);
+	json_u64("send_inv", s->send_inv, false);
 	printf("        }%s\n", more ? "," : "");
 }
 

@@ -7,10 +7,11 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 #include <rpc/rpc.h>
 
-#include "rdma_conn.h"
+#include "common/reason.h"
 
 struct clnt_rdma_params {
 	uint32_t inline_send;
@@ -23,7 +24,7 @@ struct clnt_rdma_params {
 };
 
 /* What a connection negotiated, for the decision log and statistics. */
-struct rdma_conn_info {
+struct clnt_rdma_info {
 	uint32_t send_max;		/* client-to-server inline threshold */
 	uint32_t recv_max;		/* server-to-client inline threshold */
 	unsigned int credits;		/* last granted (1 before any reply) */
@@ -32,28 +33,23 @@ struct rdma_conn_info {
 };
 
 /*
- * Connect to dst over RDMA and return a CLIENT for prog/vers.  fd and raddr
- * are what libtirpc passed to clnt_vc_create(): fd is kept (returned by
- * CLGET_FD, closed on destroy after CLSET_FD_CLOSE) but never connected;
- * raddr is what CLGET_SERVER_ADDR/CLGET_SVC_ADDR report.  On failure
- * returns NULL with *why and *err set, and leaves rpc_createerr alone so
- * the caller can fall back to TCP.
+ * Connect to dst over RDMA and return a CLIENT for prog/vers, published in
+ * the statistics (rpcrdma-stat) until it is destroyed, with what the
+ * connection negotiated in *info.  fd and raddr are what libtirpc passed
+ * to clnt_vc_create(): fd is kept (returned by CLGET_FD, closed on destroy
+ * after CLSET_FD_CLOSE) but never connected; raddr is what
+ * CLGET_SERVER_ADDR/CLGET_SVC_ADDR report.  On failure returns NULL with
+ * *why and *err set, and leaves rpc_createerr alone so the caller can fall
+ * back to TCP.
  */
 CLIENT *clnt_rdma_create(int fd, const struct netbuf *raddr,
 			 const struct sockaddr *dst, rpcprog_t prog,
 			 rpcvers_t vers, u_int sendsz, u_int recvsz,
 			 const struct clnt_rdma_params *params,
+			 struct clnt_rdma_info *info,
 			 enum rdma_fail *why, int *err);
-
-/*
- * Publish the CLIENT in the statistics (rpcrdma-stat); it is withdrawn
- * when the CLIENT is destroyed.
- */
-void clnt_rdma_publish(CLIENT *cl, rpcprog_t prog, rpcvers_t vers);
 
 /* True when cl was made by clnt_rdma_create(). */
 bool clnt_is_rdma(const CLIENT *cl);
-
-void clnt_rdma_info(CLIENT *cl, struct rdma_conn_info *info);
 
 #endif

@@ -72,7 +72,7 @@ rdma_dev_put(struct rdma_dev *dev)
 		while (dev->idle) {
 			struct rdma_pbuf *pb = dev->idle;
 
-			dev->idle = pb->next;
+			dev->idle = pb->idle_next;
 			rdma_pool_buf_free(&pb->buf);
 			free(pb);
 		}
@@ -137,12 +137,12 @@ rdma_pool_get(struct rdma_dev *dev, size_t len)
 	int access = IBV_ACCESS_LOCAL_WRITE;
 
 	pthread_mutex_lock(&devs_lock);
-	for (pp = &dev->idle; (pb = *pp) != NULL; pp = &pb->next) {
+	for (pp = &dev->idle; (pb = *pp) != NULL; pp = &pb->idle_next) {
 		if (pb->buf.len == want) {
-			*pp = pb->next;
+			*pp = pb->idle_next;
 			dev->nidle--;
 			pthread_mutex_unlock(&devs_lock);
-			pb->next = NULL;
+			pb->idle_next = NULL;
 			return pb;
 		}
 	}
@@ -168,11 +168,11 @@ rdma_pool_put(struct rdma_dev *dev, struct rdma_pbuf *pb)
 	if (!pb)
 		return;
 	pthread_mutex_lock(&devs_lock);
-	pb->next = dev->idle;
+	pb->idle_next = dev->idle;
 	dev->idle = pb;
 	if (++dev->nidle > RDMA_POOL_IDLE_MAX) {
 		/* Drop the oldest idle buffer (the list tail). */
-		for (pp = &dev->idle; (*pp)->next; pp = &(*pp)->next)
+		for (pp = &dev->idle; (*pp)->idle_next; pp = &(*pp)->idle_next)
 			;
 		victim = *pp;
 		*pp = NULL;

@@ -53,14 +53,15 @@ void rdma_buf_free(struct rdma_buf *buf);
  * (and memory-window binding where the device has windows) only: nothing
  * in the pool is ever remotely accessible by itself.  Exposure to a peer
  * is per call, through a memory window or a short-lived registration
- * (clnt_rdma.c).
+ * (clnt_rdma_mw.c).
  */
 #define RDMA_POOL_MIN ((size_t)64 << 10)
 #define RDMA_POOL_IDLE_MAX 8		/* idle buffers kept per device */
 
 struct rdma_pbuf {
 	struct rdma_buf buf;
-	struct rdma_pbuf *next;
+	struct rdma_pbuf *idle_next;	/* the pool's idle list (rdma_dev.c) */
+	struct rdma_pbuf *held_next;	/* an endpoint's held list (ep.c) */
 };
 
 /* The size class of a request: what the pool registers for len octets. */

@@ -13,11 +13,12 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 #include <rpc/rpc.h>
 
+#include "common/reason.h"
 #include "common/stats.h"
-#include "rdma_conn.h"
 
 struct svc_rdma_params {
 	uint32_t inline_send;
@@ -31,16 +32,13 @@ struct svc_rdma_params {
  * Add an RDMA listener on addr (address and RDMA port) next to the TCP
  * rendezvous tcp_xprt.  The listener lives as long as tcp_xprt: destroying
  * tcp_xprt (svc_destroy) destroys the listener and its connections.
- * Returns 0, or a negative errno with *why set.
+ * Accepted connections are counted in stats, the rendezvous' statistics
+ * slot (owned by the caller, who closes it when tcp_xprt goes; NULL: not
+ * counted).  Returns 0, or a negative errno with *why set.
  */
 int svc_rdma_listen(SVCXPRT *tcp_xprt, const struct sockaddr *addr,
 		    u_int sendsz, u_int recvsz,
-		    const struct svc_rdma_params *params, enum rdma_fail *why);
-
-/*
- * The listener's statistics slot (owned by the caller, who closes it when
- * tcp_xprt goes): accepted connections are counted there.
- */
-void svc_rdma_set_stats(SVCXPRT *tcp_xprt, struct shim_stats_conn *s);
+		    const struct svc_rdma_params *params,
+		    struct shim_stats_conn *stats, enum rdma_fail *why);
 
 #endif

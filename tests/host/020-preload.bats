@@ -214,3 +214,27 @@ $(grep -F "\`$name'" "$file")"
 		stop_server
 	done
 }
+
+@test "a require-rdma server that cannot listen over RDMA leaves its socket to whoever made it" {
+	# No RDMA device here, so every server transport is refused.  The
+	# socket belongs to the program (tli, tcp) or to libtirpc
+	# (svc_create): each closes it once itself.  A second close could
+	# close a descriptor another thread opened meanwhile.
+	! has_rdma_device || skip "this host has an RDMA device"
+	command -v strace >/dev/null || fail "strace is not installed (tools/setup installs it)"
+	local mode trace
+	for mode in create tli tcp; do
+		trace=$BATS_TEST_TMPDIR/close-$mode.trace
+		local -a args=(-m "$mode")
+		[[ $mode == create ]] || args+=(-a 127.0.0.1 -p "$(free_port)")
+		run --separate-stderr timeout 60 strace -f -qq -e trace=close -o "$trace" \
+			-E "LD_PRELOAD=$RPCRDMA_TEST_SHIM_LIB" -E RPCRDMA_SHIM_MODE=require-rdma \
+			"$RPCTEST_SERVER" "${args[@]}"
+		assert_failure
+		[[ $stderr == *"create failed"* ]] || fail "$mode: the server did not fail: $stderr"
+		grep -q 'close(' "$trace" || fail "$mode: no close in the trace"
+		if grep -E 'close\([0-9]+\) += -1 EBADF' "$trace"; then
+			fail "$mode: a descriptor was closed twice (strace above)"
+		fi
+	done
+}

@@ -4,10 +4,13 @@
 # write_chunk set, the shim client offers one with every call; a server
 # places the first opaque result there by RDMA Write, and the client puts
 # it back into the reply.  Shown against the shim server and against
-# rdma-peer, which places results independently of the shim's code.
+# rdma-peer, which places results independently of the shim's code.  Last,
+# the statistics of what moved through Read, Write and Reply chunks, and
+# of remote invalidation, on both sides (rpcrdma-stat -j).
 
 load ../helpers
 load peer
+load ../tools
 
 setup() {
 	require_build
@@ -53,4 +56,144 @@ setup() {
 	assert_line --regexp 'client: xid 0x[0-9a-f]+: 1000 octets of the result came in the Write chunk$'
 	refute_line --regexp ': 65536 octets of the result came in the Write chunk$'
 	stop_server
+}
+
+# --- the statistics of how data moved ------------------------------------------
+
+_held_or_gone() {
+	grep -qx "holding after $1 calls" "$CLIENT_LOG" || ! _alive "$CLIENT_PID"
+}
+
+# await_hold CALLS: the background client (-H) made its CALLS calls and
+# keeps its CLIENT, so that both sides' statistics stay to be read.
+await_hold() {
+	wait_until -q 120 "the client to finish its calls" _held_or_gone "$1" ||
+		fail "the client did not finish $1 calls in 120 s: $(cat "$CLIENT_LOG")"
+	grep -qx "holding after $1 calls" "$CLIENT_LOG" ||
+		fail "the client ended before holding: $(cat "$CLIENT_LOG")"
+}
+
+# chunk_counters PID ROLE [PEER-PORT]: "read write reply send_inv" of the
+# client of PID, or of its server connection from PEER-PORT.
+chunk_counters() {
+	"$RPCRDMA_TEST_STAT" -j -p "$1" 2>/dev/null | jq -r --arg role "$2" --argjson port "${3:-0}" '
+		.processes[].transports[]
+		| select(.role == $role and ($role == "client" or .peer.port == $port))
+		| "\(.read_chunk_bytes) \(.write_chunk_bytes) \(.reply_chunk_bytes) \(.send_inv)"'
+}
+
+_counters_are() {
+	[[ $(chunk_counters "$SERVER_PID" server "$1") == "$2" ]]
+}
+
+# server_caught_up CLIENT-PID: the server's connection from that client
+# shows the same four counters as the client (its last reply is counted
+# just after it was posted: wait for that, bounded).
+server_caught_up() {
+	local c cport
+	c=$(chunk_counters "$1" client)
+	cport=$("$RPCRDMA_TEST_STAT" -j -p "$1" | jq -r '.processes[].transports[] | select(.role == "client") | .local.port')
+	[[ -n $c && -n $cport ]] || fail "no client transport of process $1 in rpcrdma-stat"
+	wait_until -q 30 "the server's counters" _counters_are "$cport" "$c" ||
+		fail "the server's connection from port $cport shows '$(chunk_counters "$SERVER_PID" server "$cport")', the client (read write reply send_inv) '$c'"
+}
+
+# assert_moved KEY-PREFIX READ WRITE REPLY SEND_INV (after stat_json)
+assert_moved() {
+	assert_st "$1.read_chunk_bytes" "$2"
+	assert_st "$1.write_chunk_bytes" "$3"
+	assert_st "$1.reply_chunk_bytes" "$4"
+	assert_st "$1.send_inv" "$5"
+}
+
+@test "rpcrdma-stat: the octets through Read, Write and Reply chunks and the remote invalidations, the same on both sides" {
+	require_tools
+	require_jq
+	local port cport n=4
+	port=$(free_port)
+	start_server --shim -m tli -a "$RXE_ADDR" -p "$port"
+	# Both calls go as Long Calls (over the 4K inline threshold), in a
+	# Read chunk.  ECHO 16K: the result goes into the 32K Write chunk, the
+	# rest of the reply inline.  ECHO 64K: the result does not fit the
+	# Write chunk (which comes back unused), the reply goes into the Reply
+	# chunk.  Remote invalidation is on (the default): every reply is a
+	# Send With Invalidate of its call's Reply chunk.
+	start_client_bg --rdma --env RPCRDMA_SHIM_WRITE_CHUNK=32K -m tli -h "$RXE_ADDR" -p "$port" \
+		-o echo -s 16K,64K -c "$n" -q -H
+	await_hold $((2 * n))
+	server_caught_up "$CLIENT_PID"
+	stat_json -p "$SERVER_PID" -p "$CLIENT_PID"
+	cport=${ST[$CLIENT_PID.client.local.port]}
+	assert_st "$CLIENT_PID.client.transport" rdma
+	assert_st "$CLIENT_PID.client.calls" $((2 * n))
+	assert_st "$CLIENT_PID.client.errors" 0
+	assert_st "$CLIENT_PID.client.remote_invalidate" true
+	assert_st "$SERVER_PID.server.$cport.transport" rdma
+	assert_st "$SERVER_PID.server.$cport.calls" $((2 * n))
+	assert_st "$SERVER_PID.server.$cport.remote_invalidate" true
+
+	# What moved, exactly (RFC 5531 with AUTH_NONE: a call header of 40
+	# octets, a reply header of 24, then the opaque's length word; the
+	# Write chunk holds the result alone, RFC 8166 s4.4.6.1):
+	#   Read chunks   n * ((40 + 4 + 16K) + (40 + 4 + 64K))
+	#   Write chunk   n * 16K, not the 32K offered with each of the 2n calls
+	#   Reply chunk   n * (24 + 4 + 64K), not the 64M offered
+	local read=$((n * (44 + 16384 + 44 + 65536)))
+	local write=$((n * 16384))
+	local reply=$((n * (28 + 65536)))
+	assert_moved "$CLIENT_PID.client" "$read" "$write" "$reply" $((2 * n))
+	assert_moved "$SERVER_PID.server.$cport" "$read" "$write" "$reply" $((2 * n))
+	assert_st "$CLIENT_PID.client.long_out" $((2 * n))
+	assert_st "$SERVER_PID.server.$cport.long_in" $((2 * n))
+
+	# The table says the same, in K.
+	run --separate-stderr "$RPCRDMA_TEST_STAT" -p "$SERVER_PID" -p "$CLIENT_PID"
+	assert_success
+	assert_line --regexp "^ *$CLIENT_PID +rpctest-client +client +RDMA .* R=1 .* read_chunk=320K write_chunk=64K reply_chunk=256K send_inv=8$"
+	assert_line --regexp "^ *$SERVER_PID +rpctest-server +server +RDMA .* R=1 .* read_chunk=320K write_chunk=64K reply_chunk=256K send_inv=8$"
+}
+
+@test "rpcrdma-stat: inline calls and replies move nothing through chunks; send_inv follows remote_invalidate" {
+	require_tools
+	require_jq
+	local port a b aport bport
+	port=$(free_port)
+	start_server --shim -m tli -a "$RXE_ADDR" -p "$port"
+	# NULL and SINK have no opaque result: the 1M Write chunk each call
+	# offers is never used.  Every message fits the 4K inline threshold.
+	start_client_bg --rdma --env RPCRDMA_SHIM_WRITE_CHUNK=1M -m tli -h "$RXE_ADDR" -p "$port" \
+		-o null,sink -s 100,1000 -c 5 -q -H
+	await_hold 15
+	a=$CLIENT_PID
+	server_caught_up "$a"
+	# The same without remote invalidation.
+	start_client_bg --rdma --env RPCRDMA_SHIM_REMOTE_INVALIDATE=no -m tli -h "$RXE_ADDR" -p "$port" \
+		-o null,sink -s 100,1000 -c 5 -q -H
+	await_hold 15
+	b=$CLIENT_PID
+	server_caught_up "$b"
+
+	stat_json -p "$SERVER_PID" -p "$a" -p "$b"
+	aport=${ST[$a.client.local.port]}
+	bport=${ST[$b.client.local.port]}
+	assert_st "$a.client.transport" rdma
+	assert_st "$b.client.transport" rdma
+	assert_st "$SERVER_PID.server.$aport.calls" 15
+	assert_st "$SERVER_PID.server.$bport.calls" 15
+	assert_st "$a.client.long_out" 0
+	assert_st "$a.client.long_in" 0
+	# Remote invalidation on: every reply invalidated the call's Reply chunk.
+	assert_st "$a.client.remote_invalidate" true
+	assert_moved "$a.client" 0 0 0 15
+	assert_moved "$SERVER_PID.server.$aport" 0 0 0 15
+	# Off: plain Sends.
+	assert_st "$b.client.remote_invalidate" false
+	assert_st "$SERVER_PID.server.$bport.remote_invalidate" false
+	assert_moved "$b.client" 0 0 0 0
+	assert_moved "$SERVER_PID.server.$bport" 0 0 0 0
+
+	run --separate-stderr "$RPCRDMA_TEST_STAT" -p "$a" -p "$b"
+	assert_success
+	assert_line --regexp "^ *$a +rpctest-client +client +RDMA .* R=1 .* read_chunk=0 write_chunk=0 reply_chunk=0 send_inv=15$"
+	assert_line --regexp "^ *$b +rpctest-client +client +RDMA .* R=0 .* read_chunk=0 write_chunk=0 reply_chunk=0 send_inv=0$"
 }

@@ -8,6 +8,9 @@
 # once and use TCP.
 
 load ../helpers
+load peer
+
+: "${RPCTEST_DROPPRIVS_LIB:=$RPCTEST_BIN_DIR/librpctest_dropprivs.so}"
 
 setup() {
 	require_build
@@ -54,4 +57,40 @@ cpu_ticks() {
 	run timeout 30 rpcinfo -p "$RXE_ADDR"
 	assert_success
 	assert_line --regexp '^ +100000 +4 +tcp +111 +portmapper$'
+}
+
+@test "a server that drops privileges with an RDMA connection open: the listener stops, the connection is closed" {
+	require_peer
+	[[ -f $RPCTEST_DROPPRIVS_LIB ]] || fail "$RPCTEST_DROPPRIVS_LIB is missing: build first"
+	local port
+	port=$(free_port)
+	start_server --shim --preload "$RPCTEST_DROPPRIVS_LIB" \
+		--env RPCRDMA_SHIM_LOG_LEVEL=debug --env RPCRDMA_SHIM_MODE=require-rdma \
+		-m tli -a "$RXE_ADDR" -p "$port"
+	local server_log=$SERVER_LOG server_pid=$SERVER_PID
+
+	# A connection that stays open: a call, a message the server drops,
+	# then quiet until the server goes away.
+	local peer_log=$BATS_TEST_TMPDIR/peer-open.log
+	"$RPCTEST_PEER" call -a "$RXE_ADDR" -p "$port" --quiet-wait 30000 null short \
+		>"$peer_log" 2>&1 </dev/null 3>&- &
+	SERVER_PIDS+=("$!")
+	SERVER_LOGS+=("$peer_log")
+	wait_log "$server_log" "dropped a 8-octet message" 20
+
+	kill -USR2 "$server_pid"
+	wait_log "$server_log" "rpctest-dropprivs: now uid 65534" 20
+
+	# The next connect makes the listener find out; it is refused.
+	peer_call -a "$RXE_ADDR" -p "$port" null
+	assert_failure 2
+	wait_log "$server_log" "RDMA listener on port $port stops: Permission denied" 20
+
+	# The open connection is flushed: libtirpc destroys its transport,
+	# and it leaves the statistics.
+	wait_log "$server_log" "server: connection closed" 20
+	run "$RPCRDMA_TEST_STAT" -p "$server_pid"
+	assert_success
+	assert_line --regexp "^ *$server_pid +rpctest-server +listener +RDMA "
+	refute_line --regexp " server +RDMA "
 }

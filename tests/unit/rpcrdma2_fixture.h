@@ -6,6 +6,8 @@
  *                                      direction CALL, no chunks
  *   hdr2_add_read(&h, 8, seg(...));    hdr2_add_write(&h, n, handle);
  *   hdr2_set_reply(&h, n);             hdr2_eq(&a, &b)
+ *
+ * seg(), seg_eq() and lists_eq() come from rpcrdma_fixture.h.
  */
 #ifndef TESTS_UNIT_RPCRDMA2_FIXTURE_H
 #define TESTS_UNIT_RPCRDMA2_FIXTURE_H
@@ -14,15 +16,7 @@
 #include <string.h>
 
 #include "rpcrdma2_xdr.h"
-
-static inline struct rpcrdma_segment
-seg(uint32_t handle, uint32_t length, uint64_t offset)
-{
-	struct rpcrdma_segment s = {
-		.handle = handle, .length = length, .offset = offset,
-	};
-	return s;
-}
+#include "rpcrdma_fixture.h"
 
 static inline void
 hdr2_init(struct rpcrdma2_hdr *h, uint32_t proc)
@@ -39,11 +33,7 @@ static inline void
 hdr2_add_read(struct rpcrdma2_hdr *h, uint32_t position,
 	      struct rpcrdma_segment s)
 {
-	struct rpcrdma_hdr *l = &h->chunks;
-
-	l->reads[l->nreads].position = position;
-	l->reads[l->nreads].target = s;
-	l->nreads++;
+	add_read(&h->chunks, position, s);
 }
 
 /* Append a Write chunk of n segments. */
@@ -71,39 +61,6 @@ hdr2_set_reply(struct rpcrdma2_hdr *h, unsigned int n)
 	for (i = 0; i < n; i++)
 		h->chunks.reply[i] = seg(0x7700 + i, 8192,
 					 0x200000000ull * (i + 1));
-}
-
-static inline bool
-seg_eq(const struct rpcrdma_segment *a, const struct rpcrdma_segment *b)
-{
-	return a->handle == b->handle && a->length == b->length &&
-	       a->offset == b->offset;
-}
-
-static inline bool
-lists_eq(const struct rpcrdma_hdr *a, const struct rpcrdma_hdr *b)
-{
-	unsigned int i;
-
-	if (a->nreads != b->nreads || a->nwrites != b->nwrites ||
-	    a->nwsegs != b->nwsegs || a->has_reply != b->has_reply ||
-	    a->nreply != b->nreply)
-		return false;
-	for (i = 0; i < a->nreads; i++)
-		if (a->reads[i].position != b->reads[i].position ||
-		    !seg_eq(&a->reads[i].target, &b->reads[i].target))
-			return false;
-	for (i = 0; i < a->nwrites; i++)
-		if (a->writes[i].first != b->writes[i].first ||
-		    a->writes[i].nsegs != b->writes[i].nsegs)
-			return false;
-	for (i = 0; i < a->nwsegs; i++)
-		if (!seg_eq(&a->wsegs[i], &b->wsegs[i]))
-			return false;
-	for (i = 0; i < a->nreply; i++)
-		if (!seg_eq(&a->reply[i], &b->reply[i]))
-			return false;
-	return true;
 }
 
 /* What the wire carries is equal (an RDMA2_ERROR has no direction). */

@@ -140,7 +140,7 @@ test_reuse(void)
 	while (dev.idle) {
 		struct rdma_pbuf *pb = dev.idle;
 
-		dev.idle = pb->next;
+		dev.idle = pb->idle_next;
 		fake_free(&pb->buf);
 		free(pb);
 	}

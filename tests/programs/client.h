@@ -1,0 +1,92 @@
+/*
+ * rpctest-client's parts; client.c describes the program.
+ *
+ *   client.c          main: the client handle, made and destroyed per cycle
+ *   client_options.c  the command line and the usage text
+ *   client_ops.c      the operations: each call, its verification, its line
+ *   client_bench.c    -b, -u, -R: timing per call, the table, descriptors
+ *                     and resident size
+ */
+#ifndef RPCTEST_CLIENT_H
+#define RPCTEST_CLIENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <rpc/rpc.h>
+
+#include "rpctest.h"
+
+#define EX_USAGE 64
+#define EX_RPC 1
+#define EX_MISMATCH 2
+
+#define MAX_LIST 64
+
+extern const char *progname;
+
+enum op {
+	OP_NULL,
+	OP_ECHO,
+	OP_SINK,
+	OP_SOURCE,
+	OP_MIXED,
+	OP_WHOAMI,
+	OP_COUNT
+};
+
+struct op_desc {
+	const char *name;
+	bool sized;		/* runs once per size */
+	unsigned int payload;	/* payload bytes per call, in units of size */
+};
+
+extern const struct op_desc op_desc[OP_COUNT];
+
+enum create_mode { CM_CREATE, CM_TP, CM_TLI, CM_TCP };
+
+struct options {
+	const char *host;
+	const char *netid;
+	enum create_mode mode;
+	unsigned int port;
+	bool have_port;
+	bool auth_sys;
+	unsigned int timeout;
+	rpcprog_t prog;
+	enum op ops[MAX_LIST];
+	unsigned int nops;
+	size_t sizes[MAX_LIST];
+	unsigned int nsizes;
+	unsigned long count;
+	unsigned long cycles;
+	bool cycles_set;
+	bool bench;
+	bool quiet;
+	bool keep_going;
+	bool hold;
+};
+
+/* client_options.c: fills o from the command line, or exits with usage. */
+void parse_options(struct options *o, int argc, char **argv);
+
+/* client_ops.c */
+extern unsigned long total_calls;
+extern unsigned long failed_calls;
+extern bool keep_going;
+
+void run_op(CLIENT *clnt, const struct options *o, unsigned int oi,
+	    unsigned int si, unsigned long iter);
+
+/* client_bench.c */
+extern bool measure_cpu;
+
+double call_begin(void);
+double call_end(double t0);
+void stats_add(unsigned int oi, unsigned int si, double seconds,
+	       unsigned long long bytes);
+void print_bench(const struct options *o);
+long count_fds(void);
+long rss_kb(void);
+
+#endif

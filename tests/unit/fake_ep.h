@@ -1,0 +1,66 @@
+/*
+ * A fake endpoint for the client's unit test (fake_ep.c): transport/ep.h
+ * and the pool of transport/rdma_dev.h over plain memory, a device whose
+ * memory windows are allocated through its context's ops, and a scripted
+ * server that answers the calls the client sends.
+ */
+#ifndef TESTS_UNIT_FAKE_EP_H
+#define TESTS_UNIT_FAKE_EP_H
+
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ep.h"
+
+#define F_KEYS 64
+#define F_CALLS 64
+
+enum srv_mode {
+	SRV_REPLY,		/* answer at once */
+	SRV_HOLD,		/* answer later, or never */
+	SRV_MALFORMED,		/* a header with the right XID, a bad procedure */
+	SRV_ERR_VERS,		/* RDMA_ERROR, ERR_VERS */
+};
+
+enum srv_inv {
+	INV_NONE,
+	INV_REPLY_CHUNK,	/* Send With Invalidate of the Reply chunk's key */
+	INV_FOREIGN,		/* ... naming a key that is not the client's */
+};
+
+struct fake_server {
+	enum srv_mode mode;
+	enum srv_inv inv;
+	uint32_t credits;
+	unsigned int calls;
+	uint32_t held[F_CALLS];		/* calls not answered yet */
+	unsigned int nheld;
+	uint32_t xid[F_CALLS];		/* every call's XID ... */
+	uint32_t reply_key[F_CALLS];	/* ... the key of its Reply chunk ... */
+	uint32_t read_key[F_CALLS];	/* ... and of its Read chunk, or 0 */
+	bool late_error;		/* after the next reply: RDMA_ERROR to held[0] */
+	/* SRV_REPLY through the call's chunks, as a responder does: */
+	bool reply_chunk;		/* the RPC reply in the Reply chunk */
+	uint32_t write_result;		/* an opaque result of this many octets
+					 * (0xab) in the Write chunk, 0: none */
+};
+
+extern struct fake_server srv;
+
+/* Keys the server can reach now, keys invalidated locally, violations. */
+extern unsigned int nbound, nlocal_inv, violations;
+/* Windows and pool buffers not given back. */
+extern int mws_alive, pbufs_alive;
+/* The address the client connects to. */
+extern struct sockaddr_in fake_addr;
+
+/* Forget every call and key; the next endpoint's inline threshold. */
+void fake_reset(uint32_t send_max);
+
+bool key_bound(uint32_t key);
+bool was_invalidated_locally(uint32_t key);
+/* The server answers the oldest call it held (a late reply). */
+void srv_answer_held(struct ep *ep);
+
+#endif

@@ -1,0 +1,355 @@
+/*
+ * Unit tests of the RDMA client's slots, memory windows, credits and
+ * statistics counters.
+ *
+ * The client's files (transport/clnt_rdma*.c) are compiled in unchanged
+ * and run over the fake endpoint of fake_ep.c, whose scripted server
+ * answers as each test sets it to, and which counts violations: an
+ * invalidation of a key not bound, a Read of memory not exposed, a
+ * message sent without a posted receive.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rpc/rpc.h>
+
+#include "check.h"
+#include "clnt_rdma.h"
+#include "clnt_rdma_int.h"
+#include "fake_ep.h"
+#include "xdr_grow.h"
+
+/* ------------------------------------------------------------------ */
+/* The client                                                          */
+/* ------------------------------------------------------------------ */
+
+/* A client whose calls offer a Write chunk of write_chunk octets (0: none). */
+static CLIENT *
+make_client_wc(unsigned int credits, uint32_t send_max, uint64_t write_chunk)
+{
+	struct clnt_rdma_params p = {
+		.inline_send = 4096,
+		.inline_recv = 4096,
+		.credits = credits,
+		.connect_timeout_ms = 1000,
+		.max_reply = 64 << 10,
+		.write_chunk = write_chunk,
+		.remote_inv = true,
+	};
+	struct netbuf nb = {
+		.buf = &fake_addr,
+		.len = sizeof(fake_addr),
+		.maxlen = sizeof(fake_addr),
+	};
+	struct clnt_rdma_info info;
+	enum rdma_fail why;
+	CLIENT *cl;
+	int err;
+
+	fake_reset(send_max);
+	cl = clnt_rdma_create(-1, &nb, (struct sockaddr *)&fake_addr, 0x20000099,
+			      1, 0, 0, &p, &info, &why, &err);
+	CHECK(cl != NULL, "client created over the fake endpoint (send_max %u)",
+	      send_max);
+	return cl;
+}
+
+static CLIENT *
+make_client(unsigned int credits, uint32_t send_max)
+{
+	return make_client_wc(credits, send_max, 0);
+}
+
+static void
+destroy_client(CLIENT *cl)
+{
+	clnt_destroy(cl);
+	CHECK(mws_alive == 0 && pbufs_alive == 0,
+	      "destroyed: no window (%d) or pool buffer (%d) left", mws_alive,
+	      pbufs_alive);
+	CHECK_EQ_U(violations, 0, "the fake saw no violation");
+}
+
+static struct ct_rdma *
+ct_of(CLIENT *cl)
+{
+	return cl->cl_private;
+}
+
+static enum clnt_stat
+null_call(CLIENT *cl, int timeout_ms)
+{
+	struct timeval tv = {
+		.tv_sec = timeout_ms / 1000,
+		.tv_usec = (timeout_ms % 1000) * 1000,
+	};
+
+	return clnt_call(cl, NULLPROC, XDRPROC(xdr_void), NULL,
+			 XDRPROC(xdr_void), NULL, tv);
+}
+
+/* An opaque result, for a call whose result may come in a Write chunk. */
+struct opaque_res {
+	char *buf;
+	u_int len;
+};
+
+static bool_t
+xdr_opaque_res(XDR *xdrs, struct opaque_res *r)
+{
+	return xdr_bytes(xdrs, &r->buf, &r->len, ~0u);
+}
+
+static unsigned int
+slots_in(const struct ct_rdma *ct, enum slot_state state)
+{
+	unsigned int s, n = 0;
+
+	for (s = 0; s < CT_SLOTS; s++)
+		n += ct->ct_slots[s].state == state;
+	return n;
+}
+
+/* ------------------------------------------------------------------ */
+/* Tests                                                               */
+/* ------------------------------------------------------------------ */
+
+static void
+test_credits(void)
+{
+	CLIENT *cl = make_client(4, 4096);
+	struct ct_rdma *ct = ct_of(cl);
+	unsigned int calls;
+
+	CHECK_EQ_U(ct->ct_granted, 1, "one credit before any reply");
+	srv.credits = 3;
+	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "a call");
+	CHECK_EQ_U(ct->ct_granted, 3, "the reply's grant is taken");
+	CHECK_EQ_U(nbound, 0, "nothing of the call stays reachable");
+
+	srv.credits = 0;
+	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "a call answered with 0 credits");
+	CHECK_EQ_U(ct->ct_granted, 1, "a grant of zero counts as one");
+
+	srv.credits = 100;
+	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "a call answered with 100 credits");
+	CHECK_EQ_U(ct_credit_window(ct), 4, "calls in flight are bounded by the receives posted");
+
+	/* One credit, one call in flight that times out: no room for more. */
+	srv.credits = 1;
+	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "a call granting one credit");
+	srv.mode = SRV_HOLD;
+	CHECK_EQ_U(null_call(cl, 100), RPC_TIMEDOUT, "a call the server does not answer times out");
+	CHECK_EQ_U(ct->ct_outstanding, 1, "it still holds its credit");
+	srv.mode = SRV_REPLY;
+	calls = srv.calls;
+	CHECK_EQ_U(null_call(cl, 100), RPC_TIMEDOUT, "the next call finds no credit");
+	CHECK_EQ_U(srv.calls, calls, "and is not sent");
+
+	/* The late reply returns the credit. */
+	srv_answer_held(ct->ct_ep);
+	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "after the late reply a call goes out");
+	CHECK_EQ_U(ct->ct_outstanding, 0, "no call in flight");
+	CHECK_EQ_U(slots_in(ct, SLOT_FREE), CT_SLOTS, "every slot free");
+	CHECK_EQ_U(nbound, 0, "nothing reachable");
+	destroy_client(cl);
+}
+
+static void
+test_orphans(void)
+{
+	CLIENT *cl = make_client(4, 4096);
+	struct ct_rdma *ct = ct_of(cl);
+	uint32_t key_a, key_b, key_c;
+	unsigned int a;
+
+	srv.credits = 4;
+	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "a call granting four credits");
+
+	srv.mode = SRV_HOLD;
+	a = srv.calls;
+	CHECK_EQ_U(null_call(cl, 50), RPC_TIMEDOUT, "call A times out");
+	CHECK_EQ_U(null_call(cl, 50), RPC_TIMEDOUT, "call B times out");
+	CHECK_EQ_U(null_call(cl, 50), RPC_TIMEDOUT, "call C times out");
+	key_a = srv.reply_key[a];
+	key_b = srv.reply_key[a + 1];
+	key_c = srv.reply_key[a + 2];
+	CHECK_EQ_U(slots_in(ct, SLOT_ORPHAN), CT_SLOTS, "each timed-out call leaves an orphan slot");
+	CHECK(key_bound(key_a) && key_bound(key_b) && key_bound(key_c),
+	      "their Reply chunks stay exposed (a late reply may still come)");
+
+	/* Every slot is an orphan: the oldest (A) is fenced and reused. */
+	srv.mode = SRV_REPLY;
+	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "call D with every slot an orphan");
+	CHECK(was_invalidated_locally(key_a) && !key_bound(key_a),
+	      "the oldest orphan's memory was invalidated");
+	CHECK(key_bound(key_b) && key_bound(key_c), "the younger orphans stay exposed");
+	CHECK_EQ_U(slots_in(ct, SLOT_ORPHAN), 2, "two orphans left");
+
+	/* B's late reply frees B; A's (already fenced) changes nothing. */
+	srv_answer_held(ct->ct_ep);	/* A */
+	srv_answer_held(ct->ct_ep);	/* B */
+	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "call E, after the late replies");
+	CHECK(!key_bound(key_b) && was_invalidated_locally(key_b),
+	      "a late reply fences its orphan");
+	CHECK(key_bound(key_c), "the orphan without a reply stays exposed");
+	CHECK_EQ_U(slots_in(ct, SLOT_ORPHAN), 1, "one orphan left");
+	CHECK_EQ_U(ct->ct_outstanding, 1, "one call (C) still holds a credit");
+	destroy_client(cl);
+}
+
+static void
+test_remote_invalidation(void)
+{
+	/* A send_max this small makes every call a Long Call: two windows. */
+	CLIENT *cl = make_client(4, 64);
+	struct ct_rdma *ct = ct_of(cl);
+	unsigned int c, inv0;
+
+	srv.credits = 4;
+	srv.inv = INV_REPLY_CHUNK;
+	c = srv.calls;
+	inv0 = nlocal_inv;
+	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "a Long Call answered With Invalidate");
+	CHECK(srv.read_key[c] && srv.reply_key[c], "it exposed a Read and a Reply chunk");
+	CHECK_EQ_U(nlocal_inv - inv0, 1, "one local invalidation");
+	CHECK(was_invalidated_locally(srv.read_key[c]) &&
+	      !was_invalidated_locally(srv.reply_key[c]),
+	      "of the Read chunk: the key the server invalidated is left alone");
+	CHECK_EQ_U(nbound, 0, "nothing reachable");
+
+	srv.inv = INV_FOREIGN;
+	c = srv.calls;
+	inv0 = nlocal_inv;
+	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "a reply invalidating a key not the client's");
+	CHECK_EQ_U(nlocal_inv - inv0, 2, "both chunks invalidated locally");
+	CHECK(was_invalidated_locally(srv.read_key[c]) &&
+	      was_invalidated_locally(srv.reply_key[c]), "the Read and the Reply chunk");
+	CHECK_EQ_U(nbound, 0, "nothing reachable");
+	CHECK_EQ_U(slots_in(ct, SLOT_FREE), CT_SLOTS, "every slot free");
+	destroy_client(cl);
+}
+
+static void
+test_bad_replies(void)
+{
+	CLIENT *cl = make_client(4, 4096);
+	struct ct_rdma *ct = ct_of(cl);
+	struct rpc_err e;
+	int64_t t0;
+
+	srv.credits = 4;
+	srv.mode = SRV_MALFORMED;
+	t0 = ep_now_ms();
+	CHECK_EQ_U(null_call(cl, 10000), RPC_CANTDECODERES,
+		   "a malformed reply with the call's XID ends the call with an error");
+	CHECK(ep_now_ms() - t0 < 5000, "at once, not at the timeout");
+	clnt_geterr(cl, &e);
+	CHECK_EQ_U(e.re_errno, EBADMSG, "re_errno EBADMSG");
+	CHECK_EQ_U(nbound, 0, "its memory is fenced");
+	CHECK_EQ_U(ct->ct_outstanding, 0, "its credit came back");
+
+	srv.mode = SRV_ERR_VERS;
+	CHECK_EQ_U(null_call(cl, 10000), RPC_CANTRECV, "RDMA_ERROR (ERR_VERS) ends the call");
+	clnt_geterr(cl, &e);
+	CHECK_EQ_U(e.re_errno, EPROTONOSUPPORT, "re_errno EPROTONOSUPPORT");
+
+	srv.mode = SRV_REPLY;
+	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "the connection serves the next call");
+	destroy_client(cl);
+}
+
+/*
+ * A late reply taken while the current call's memory is fenced must not
+ * change the current reply: its header is copied out first.
+ */
+static void
+test_reply_header_kept(void)
+{
+	CLIENT *cl = make_client(4, 4096);
+
+	srv.credits = 4;
+	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "a call granting four credits");
+	srv.mode = SRV_HOLD;
+	CHECK_EQ_U(null_call(cl, 50), RPC_TIMEDOUT, "call A times out");
+	srv.mode = SRV_REPLY;
+	srv.late_error = true;
+	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS,
+		   "call B succeeds though A's late RDMA_ERROR came while B was fenced");
+	CHECK(!srv.late_error, "the late RDMA_ERROR was sent");
+	CHECK_EQ_U(nbound, 0, "nothing reachable");
+	destroy_client(cl);
+}
+
+static bool
+all_octets(const char *buf, size_t len, unsigned char v)
+{
+	while (len--)
+		if ((unsigned char)buf[len] != v)
+			return false;
+	return true;
+}
+
+/*
+ * The statistics of how data moved count what the server used: the
+ * calls exposed in Read chunks, and the octets it says it wrote into the
+ * Write and Reply chunks (RFC 8166 s4.4.6), not the 64K offered for each;
+ * and the replies whose Send invalidated a key.
+ */
+static void
+test_chunk_counters(void)
+{
+	/* send_max 64: every call is a Long Call, in a Read chunk. */
+	CLIENT *cl = make_client_wc(4, 64, 64 << 10);
+	struct ct_rdma *ct = ct_of(cl);
+	struct timeval tv = { .tv_sec = 5 };
+	struct opaque_res res = { NULL, 0 };
+	struct shim_stats_conn st;
+
+	memset(&st, 0, sizeof(st));
+	ct->ct_stats = &st;
+	srv.credits = 4;
+	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "a Long Call, its reply inline");
+	CHECK_EQ_U(st.read_chunk_bytes, 40, "its Read chunk: the whole NULL call (40 octets)");
+	CHECK_EQ_U(st.read_chunk_bytes, st.bytes_out, "as many as the calls sent");
+	CHECK_EQ_U(st.write_chunk_bytes, 0, "a Write chunk offered, not used: nothing");
+	CHECK_EQ_U(st.reply_chunk_bytes, 0, "an inline reply: nothing through the Reply chunk");
+	CHECK_EQ_U(st.send_inv, 0, "no key invalidated");
+
+	srv.reply_chunk = true;
+	srv.inv = INV_REPLY_CHUNK;
+	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "a reply in the Reply chunk, With Invalidate");
+	CHECK_EQ_U(st.reply_chunk_bytes, 24, "the 24 octets written, not the 64K offered");
+	CHECK_EQ_U(st.send_inv, 1, "one reply invalidated a key");
+	CHECK_EQ_U(st.read_chunk_bytes, 80, "two calls' Read chunks");
+
+	srv.reply_chunk = false;
+	srv.inv = INV_NONE;
+	srv.write_result = 1001;
+	CHECK_EQ_U(clnt_call(cl, 1, XDRPROC(xdr_void), NULL,
+			     XDRPROC(xdr_opaque_res), (caddr_t)&res, tv),
+		   RPC_SUCCESS, "a result placed in the Write chunk");
+	CHECK(res.len == 1001 && all_octets(res.buf, res.len, 0xab),
+	      "the result is the octets written");
+	CHECK_EQ_U(st.write_chunk_bytes, 1001, "the 1001 octets written, not the 64K offered");
+	CHECK_EQ_U(st.reply_chunk_bytes, 24, "the reply came inline");
+	CHECK_EQ_U(st.send_inv, 1, "no more keys invalidated");
+	free(res.buf);
+
+	ct->ct_stats = NULL;	/* not a slot of the statistics file */
+	destroy_client(cl);
+}
+
+int
+main(void)
+{
+	test_credits();
+	test_orphans();
+	test_remote_invalidation();
+	test_bad_replies();
+	test_reply_header_kept();
+	test_chunk_counters();
+	return check_done();
+}

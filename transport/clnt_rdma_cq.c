@@ -1,0 +1,240 @@
+/*
+ * The client's completions (clnt_rdma_int.h): receives matched to the
+ * call waited for, late replies, credits, and the waits built on them.
+ *
+ * Completions are taken one at a time: a wait that found what it waited
+ * for stops before taking the next one, which stays queued for a later
+ * wait.  Each wait has its own condition, checked before every
+ * completion is taken.
+ */
+#include <errno.h>
+#include <poll.h>
+
+#include "clnt_rdma_int.h"
+#include "common/log.h"
+
+/* Longest single sleep: the deadline is checked at least this often. */
+#define CT_SLEEP_MAX_MS 60000
+
+unsigned int
+ct_credit_window(const struct ct_rdma *ct)
+{
+	unsigned int w = ct->ct_granted;
+
+	if (w > ep_nrecv(ct->ct_ep))
+		w = ep_nrecv(ct->ct_ep);
+	return w ? w : 1;
+}
+
+/* A reply-sized buffer came back to us: account for it (s4.3.1). */
+void
+ct_reply_arrived(struct ct_rdma *ct, uint32_t credits)
+{
+	if (ct->ct_outstanding)
+		ct->ct_outstanding--;
+	/* s4.3.1: a granted value of zero is invalid; never deadlock on it. */
+	ct->ct_granted = credits ? credits : 1;
+	if (ct->ct_stats && ct->ct_stats->credits != ct->ct_granted)
+		__atomic_store_n(&ct->ct_stats->credits, ct->ct_granted,
+				 __ATOMIC_RELAXED);
+}
+
+/* What a wait stops on. */
+struct ct_cond {
+	bool (*done)(const struct ct_rdma *ct, const struct ct_cond *cond);
+	unsigned int slot;	/* ct_slot_fenced */
+	bool want_reply;	/* ct_replied: the reply to xid is the goal */
+	uint32_t xid;
+	bool replied;		/* and it came, into ct->ct_rep */
+};
+
+static bool
+ct_replied(const struct ct_rdma *ct, const struct ct_cond *cond)
+{
+	return cond->replied;
+}
+
+/* Per call: up to CT_NWIN memory window binds chained before the Send. */
+static bool
+ct_has_room(const struct ct_rdma *ct, const struct ct_cond *cond)
+{
+	return ct->ct_outstanding < ct_credit_window(ct) &&
+	       ep_nsend_free(ct->ct_ep) && ep_sq_room(ct->ct_ep, CT_NWIN + 1);
+}
+
+static bool
+ct_slot_fenced(const struct ct_rdma *ct, const struct ct_cond *cond)
+{
+	return !ct_slot_exposed(&ct->ct_slots[cond->slot]);
+}
+
+static bool
+ct_any_slot_free(const struct ct_rdma *ct, const struct ct_cond *cond)
+{
+	unsigned int s;
+
+	for (s = 0; s < CT_SLOTS; s++)
+		if (ct->ct_slots[s].state == SLOT_FREE)
+			return true;
+	return false;
+}
+
+/* The reply to the call waited for: its header is copied out. */
+static void
+ct_take_reply(struct ct_rdma *ct, const struct ibv_wc *wc, bool well_formed,
+	      uint32_t inv_rkey)
+{
+	struct ct_reply *rep = &ct->ct_rep;
+
+	rep->hdr = ct->ct_hdr;
+	rep->ridx = EP_WRID_IDX(wc->wr_id);
+	rep->rlen = wc->byte_len;
+	rep->inv_rkey = inv_rkey;
+	/* A malformed reply still completes its call, with an error. */
+	if (!well_formed)
+		rep->hdr.proc = UINT32_MAX;
+}
+
+/*
+ * Handle one completion.  Returns 1 when it is the reply the condition
+ * waits for (in ct->ct_rep), 0 when it was something else, a negative
+ * errno when the connection failed.
+ */
+static int
+ct_completion(struct ct_rdma *ct, const struct ibv_wc *wc,
+	      struct ct_cond *cond)
+{
+	struct ep *ep = ct->ct_ep;
+	struct rpcrdma_hdr *h = &ct->ct_hdr;
+	uint32_t i, inv;
+	int ret;
+
+	if (EP_WRID_KIND(wc->wr_id) == EP_WR_LOCAL_INV)
+		ct_inv_done(ct, wc);
+	if (ep_reap_send(ep, wc))
+		return -ep_dead(ep);
+
+	if (wc->status != IBV_WC_SUCCESS) {
+		if (wc->status != IBV_WC_WR_FLUSH_ERR)
+			shim_log(SHIM_LOG_WARN, "client: receive failed: %s",
+				 ibv_wc_status_str(wc->status));
+		ep_set_dead(ep, ECONNRESET);
+		return -ep_dead(ep);
+	}
+
+	i = EP_WRID_IDX(wc->wr_id);
+	inv = ct_wc_invalidated(wc);
+	/* A Send With Invalidate (RFC 8797 s4.1), late replies included. */
+	if (inv)
+		SHIM_STATS_ADD(ct->ct_stats, send_inv, 1);
+	ret = rpcrdma_hdr_decode(ep_recv_buf(ep, i), wc->byte_len, h);
+	if (ret == -EMSGSIZE) {
+		/* Not even an XID: nothing to match it with (s5.5). */
+		shim_log(SHIM_LOG_WARN, "client: dropped a %u-octet message",
+			 wc->byte_len);
+		return ep_post_recv(ep, i);
+	}
+	if (cond->want_reply && h->xid == cond->xid) {
+		ct_take_reply(ct, wc, ret == 0, inv);
+		cond->replied = true;
+		return 1;
+	}
+	/* A reply to a call that timed out earlier: it returns its credit. */
+	shim_log(SHIM_LOG_DEBUG, "client: late reply xid 0x%08x dropped",
+		 h->xid);
+	ct_reply_arrived(ct, ret == 0 ? h->credits : ct->ct_granted);
+	ct_orphan_replied(ct, h->xid, inv);
+	return ep_post_recv(ep, i);
+}
+
+/*
+ * Sleep until the completion or the RDMA-CM channel is readable, or the
+ * deadline.  Returns 0, -ETIMEDOUT, or -errno when poll failed.
+ */
+static int
+ct_sleep(struct ct_rdma *ct, int64_t deadline)
+{
+	struct ep *ep = ct->ct_ep;
+	struct pollfd pfd[2] = {
+		{ .fd = ep_comp_fd(ep), .events = POLLIN },
+		{ .fd = ep_cm_fd(ep), .events = POLLIN },
+	};
+	int64_t left = deadline - ep_now_ms();
+	int ret;
+
+	if (left <= 0)
+		return -ETIMEDOUT;
+	ret = poll(pfd, 2, (int)(left > CT_SLEEP_MAX_MS ? CT_SLEEP_MAX_MS : left));
+	if (ret < 0 && errno != EINTR) {
+		ep_set_dead(ep, errno);
+		return -ep_dead(ep);
+	}
+	if (ret > 0 && pfd[1].revents)
+		ep_cm_drain(ep);
+	return 0;
+}
+
+static int
+ct_wait(struct ct_rdma *ct, struct ct_cond *cond, int64_t deadline)
+{
+	struct ep *ep = ct->ct_ep;
+	struct ibv_wc wc;
+	int n, ret;
+
+	for (;;) {
+		if (cond->done(ct, cond))
+			return 0;
+		n = ep_poll(ep, &wc, 1);
+		if (n < 0) {
+			ep_set_dead(ep, EIO);
+			return -ep_dead(ep);
+		}
+		if (n > 0) {
+			ret = ct_completion(ct, &wc, cond);
+			if (ret < 0)
+				return ret;
+			continue;
+		}
+		if (ep_dead(ep))
+			return -ep_dead(ep);
+		ret = ct_sleep(ct, deadline);
+		if (ret)
+			return ret;
+	}
+}
+
+int
+ct_wait_reply(struct ct_rdma *ct, uint32_t xid, int64_t deadline)
+{
+	struct ct_cond cond = {
+		.done = ct_replied,
+		.want_reply = true,
+		.xid = xid,
+	};
+
+	return ct_wait(ct, &cond, deadline);
+}
+
+int
+ct_wait_room(struct ct_rdma *ct, int64_t deadline)
+{
+	struct ct_cond cond = { .done = ct_has_room };
+
+	return ct_wait(ct, &cond, deadline);
+}
+
+int
+ct_wait_fenced(struct ct_rdma *ct, unsigned int s, int64_t deadline)
+{
+	struct ct_cond cond = { .done = ct_slot_fenced, .slot = s };
+
+	return ct_wait(ct, &cond, deadline);
+}
+
+int
+ct_wait_slot(struct ct_rdma *ct, int64_t deadline)
+{
+	struct ct_cond cond = { .done = ct_any_slot_free };
+
+	return ct_wait(ct, &cond, deadline);
+}

@@ -1,0 +1,220 @@
+/*
+ * The client's insides, shared by its files and by its unit test:
+ *
+ *   clnt_rdma.c          the libtirpc clnt_ops: call, control, destroy, create
+ *   clnt_rdma_mw.c       call slots and their exposure: memory windows or
+ *                        per-call registrations, fencing, remote invalidation
+ *   clnt_rdma_marshal.c  the call (transport header, RPC message) and its
+ *                        Send; where the reply's payload is; decoding it
+ *   clnt_rdma_cq.c       completions, credits, and the waits built on them
+ *
+ * One call at a time per CLIENT (ct_lock, as libtirpc's clnt_vc): every
+ * function here runs under it.  Functions return 0 or a negative errno;
+ * enum clnt_stat appears only where libtirpc is answered (clnt_rdma.c, and
+ * the reply's RPC decoding in clnt_rdma_marshal.c, which sets ct_error as
+ * clnt_vc does).
+ */
+#ifndef TRANSPORT_CLNT_RDMA_INT_H
+#define TRANSPORT_CLNT_RDMA_INT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rpc/rpc.h>
+
+#include "common/stats.h"
+#include "ep.h"
+#include "rpcrdma_xdr.h"
+
+/* Room for the serialized call header: xid, direction, rpcvers, prog, vers. */
+#define MCALL_MSG_SIZE 24
+/* Header send buffers: transport headers only, never payload. */
+#define CT_NSEND 8
+#define CT_SEND_BUF 1024
+/* Call slots: the active call plus timed-out calls still exposed. */
+#define CT_SLOTS 3
+/* Bound on invalidating a window once the reply is in. */
+#define CT_FENCE_MS 5000
+
+enum slot_state {
+	SLOT_FREE,
+	SLOT_ACTIVE,		/* the call in progress */
+	SLOT_ORPHAN,		/* timed out, its reply may still come */
+	SLOT_FENCING,		/* reply in, invalidation in flight */
+};
+
+/* A call's chunks, each exposed through its own window. */
+enum { CT_WIN_READ, CT_WIN_REPLY, CT_WIN_WRITE, CT_NWIN };
+
+/* Memory exposed to the server for one call (one Read or Reply chunk). */
+struct ct_window {
+	struct ibv_mw *mw;	/* type 2 window; NULL: per-call registration */
+	struct ibv_mr *mr;	/* the per-call registration, while exposed */
+	uint32_t rkey;		/* the key the server was given */
+	bool bound;		/* the server may use rkey right now */
+	bool inv_pending;	/* local invalidate posted, not completed */
+};
+
+struct ct_slot {
+	enum slot_state state;
+	uint32_t xid;
+	uint64_t orphaned;	/* order in which slots became orphans */
+	struct rdma_pbuf *callbuf;	/* the call is encoded here */
+	struct rdma_pbuf *replybuf;	/* the Reply chunk */
+	struct rdma_pbuf *ddpbuf;	/* the Write chunk, when offered */
+	struct ct_window win[CT_NWIN];
+};
+
+/*
+ * The reply a wait found: where it was received, and its transport
+ * header copied out, so that completions taken later (while the call's
+ * memory is fenced) cannot overwrite it.
+ */
+struct ct_reply {
+	uint32_t ridx;		/* its receive buffer, posted again once read */
+	uint32_t rlen;		/* octets received */
+	uint32_t inv_rkey;	/* the key its Send invalidated, or 0 */
+	struct rpcrdma_hdr hdr;	/* a malformed one has proc UINT32_MAX */
+};
+
+struct ct_rdma {
+	pthread_mutex_t ct_lock;
+	struct ep *ct_ep;
+	int ct_fd;			/* the socket libtirpc gave us */
+	bool ct_closeit;		/* close ct_fd on destroy */
+	struct netbuf ct_addr;		/* server address as given */
+	struct rpc_err ct_error;
+	struct timeval ct_wait;
+	bool ct_waitset;		/* ct_wait set by CLSET_TIMEOUT */
+	union {
+		char ct_mcallc[MCALL_MSG_SIZE];
+		uint32_t ct_mcalli;
+	} ct_u;
+	u_int ct_mpos;			/* octets of ct_mcallc in use */
+
+	/* RFC 8166 s4.3: credits granted by the server, calls in flight. */
+	unsigned int ct_granted;
+	unsigned int ct_outstanding;
+	unsigned int ct_credits_req;
+
+	uint64_t ct_max_reply;		/* the Reply chunk offered */
+	uint64_t ct_max_reply_cfg;	/* the same, as configured */
+	uint64_t ct_write_chunk;	/* the Write chunk offered, 0: none */
+	struct ct_slot ct_slots[CT_SLOTS];
+	uint64_t ct_orphans;		/* orphan counter, for ordering */
+
+	struct rpcrdma_hdr ct_hdr;	/* scratch: a received header */
+	struct rpcrdma_hdr ct_shdr;	/* scratch: call header to encode */
+	struct ct_reply ct_rep;		/* the reply to the call in progress */
+	struct shim_stats_conn *ct_stats;
+};
+
+static inline enum clnt_stat
+ct_fail(struct ct_rdma *ct, enum clnt_stat st, int err)
+{
+	ct->ct_error.re_status = st;
+	ct->ct_error.re_errno = err;
+	return st;
+}
+
+/* ------------------------------------------------------------------ */
+/* Slots and exposure (clnt_rdma_mw.c)                                 */
+/* ------------------------------------------------------------------ */
+
+/*
+ * One window per chunk of every slot.  All or nothing: on failure none
+ * is left and -ENOMEM returned.
+ */
+int ct_windows_alloc(struct ct_rdma *ct);
+/* Windows, registrations and pool buffers of every slot. */
+void ct_slots_release(struct ct_rdma *ct);
+/* The slot's pool buffers (call, Reply chunk, Write chunk); -ENOMEM. */
+int ct_slot_buffers(struct ct_rdma *ct, struct ct_slot *slot);
+
+/*
+ * Expose slot s's chunks for a call of len octets: with memory windows,
+ * fills binds[] (to chain before the Send) and returns how many; with
+ * registrations, registers now and returns 0.  -errno on failure.
+ */
+int ct_expose_call(struct ct_rdma *ct, unsigned int s, bool long_call,
+		   size_t len, struct ibv_send_wr binds[CT_NWIN]);
+/* The Send with the binds was posted: the windows are bound now. */
+void ct_exposed(struct ct_rdma *ct, unsigned int s, bool long_call);
+
+/* The key a received Send invalidated, or 0. */
+uint32_t ct_wc_invalidated(const struct ibv_wc *wc);
+/* The server invalidated rkey with its Send (RFC 8797 s4.1). */
+void ct_slot_remote_inv(struct ct_slot *slot, uint32_t rkey);
+bool ct_slot_exposed(const struct ct_slot *slot);
+/* A local invalidation completed. */
+void ct_inv_done(struct ct_rdma *ct, const struct ibv_wc *wc);
+/*
+ * Fence slot s now, waiting (bounded) for its invalidations; on failure
+ * the connection is closed instead (RFC 8166 s5.5.4).  The slot is free
+ * either way; returns false when the connection had to go.
+ */
+bool ct_fence_now(struct ct_rdma *ct, unsigned int s);
+
+/* A free slot for the next call (the oldest orphan fenced if needed). */
+int ct_get_slot(struct ct_rdma *ct, int64_t deadline);
+/* The call in slot s was sent but its reply will not be waited for. */
+void ct_orphan(struct ct_rdma *ct, unsigned int s);
+/* A late reply to xid came: fence the orphan that call left. */
+void ct_orphan_replied(struct ct_rdma *ct, uint32_t xid, uint32_t inv_rkey);
+
+/* ------------------------------------------------------------------ */
+/* The call and the reply (clnt_rdma_marshal.c)                        */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Encode the RPC call into the slot's call buffer (grown from the pool as
+ * needed): the serialized header, proc, credentials and arguments.
+ * Returns 0 with *len, -EMSGSIZE when it cannot grow, -EINVAL otherwise.
+ */
+int ct_encode_call(CLIENT *cl, struct ct_rdma *ct, struct ct_slot *slot,
+		   rpcproc_t proc, xdrproc_t xdr_args, void *args_ptr,
+		   size_t *len);
+/*
+ * Expose the slot's memory and send its call of len octets as xid.
+ * Returns 0, -ETIMEDOUT when no room came free by the deadline, or
+ * another negative errno.
+ */
+int ct_send_call(struct ct_rdma *ct, unsigned int s, uint32_t xid,
+		 size_t len, int64_t deadline);
+/*
+ * The RPC result of the reply in ct_rep (slot's call, xid): the payload
+ * found inline or in the chunks offered and decoded as clnt_vc does, or
+ * an RDMA_ERROR or malformed reply turned into an error.  *refresh is set
+ * when the credentials were refreshed and the call should be sent again.
+ */
+enum clnt_stat ct_reply_result(CLIENT *cl, struct ct_rdma *ct,
+			       const struct ct_slot *slot, uint32_t xid,
+			       xdrproc_t xdr_results, void *results_ptr,
+			       int *refreshes, bool *refresh);
+
+/* ------------------------------------------------------------------ */
+/* Completions and waits (clnt_rdma_cq.c)                              */
+/* ------------------------------------------------------------------ */
+
+/* Replies the server may send that we have not consumed (s4.3). */
+unsigned int ct_credit_window(const struct ct_rdma *ct);
+/* A reply came back: one call fewer in flight, credits as it says. */
+void ct_reply_arrived(struct ct_rdma *ct, uint32_t credits);
+
+/*
+ * Take completions, sleeping on the completion and RDMA-CM channels,
+ * until the condition holds.  Each returns 0, -ETIMEDOUT once the
+ * deadline passed, or another negative errno when the connection failed
+ * (ep_dead() says why).
+ */
+/* The reply to xid, into ct->ct_rep. */
+int ct_wait_reply(struct ct_rdma *ct, uint32_t xid, int64_t deadline);
+/* Room to send a call: a credit, a header buffer, send queue entries. */
+int ct_wait_room(struct ct_rdma *ct, int64_t deadline);
+/* Slot s exposes nothing any more. */
+int ct_wait_fenced(struct ct_rdma *ct, unsigned int s, int64_t deadline);
+/* Some slot is free. */
+int ct_wait_slot(struct ct_rdma *ct, int64_t deadline);
+
+#endif

@@ -1,0 +1,383 @@
+/*
+ * The client's call slots and what they expose (clnt_rdma_int.h).
+ *
+ * Memory fencing (RFC 8166 s5.4.1, s10.1.3).  Pool memory is registered
+ * for local access only.  A call's chunks are exposed through type 2
+ * memory windows bound in the same Send chain and invalidated before the
+ * reply is decoded (or remotely, when the server sends With Invalidate:
+ * RFC 8797 s4.1); on devices without windows, through a registration made
+ * for the call and released before the reply is decoded.  A call that
+ * times out keeps its memory (an "orphan" slot) until its late reply
+ * arrives, so a slow server can never write into memory reused for
+ * another call; when every slot is taken, the oldest orphan is fenced.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "clnt_rdma_int.h"
+#include "common/log.h"
+
+#define WIN_ID(slot, w) ((uint32_t)((slot) * CT_NWIN + (w)))
+
+/* ------------------------------------------------------------------ */
+/* Windows and registrations                                           */
+/* ------------------------------------------------------------------ */
+
+int
+ct_windows_alloc(struct ct_rdma *ct)
+{
+	struct ibv_pd *pd = ep_dev(ct->ct_ep)->pd;
+	unsigned int s, w;
+
+	for (s = 0; s < CT_SLOTS; s++) {
+		for (w = 0; w < CT_NWIN; w++) {
+			struct ct_window *win = &ct->ct_slots[s].win[w];
+
+			if (w == CT_WIN_WRITE && !ct->ct_write_chunk)
+				continue;
+			win->mw = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+			if (!win->mw)
+				goto out_dealloc;
+			win->rkey = win->mw->rkey;
+		}
+	}
+	return 0;
+
+out_dealloc:
+	for (s = 0; s < CT_SLOTS; s++) {
+		for (w = 0; w < CT_NWIN; w++) {
+			struct ct_window *win = &ct->ct_slots[s].win[w];
+
+			if (win->mw)
+				ibv_dealloc_mw(win->mw);
+			win->mw = NULL;
+		}
+	}
+	return -ENOMEM;
+}
+
+/*
+ * Windows and buffers belong to the device's protection domain, which
+ * the endpoint holds: release them before it.  Deallocating a window (or
+ * a registration) revokes it.
+ */
+void
+ct_slots_release(struct ct_rdma *ct)
+{
+	struct rdma_dev *dev = ep_dev(ct->ct_ep);
+	unsigned int s, w;
+
+	for (s = 0; s < CT_SLOTS; s++) {
+		struct ct_slot *slot = &ct->ct_slots[s];
+
+		for (w = 0; w < CT_NWIN; w++) {
+			if (slot->win[w].mw)
+				ibv_dealloc_mw(slot->win[w].mw);
+			if (slot->win[w].mr)
+				ibv_dereg_mr(slot->win[w].mr);
+		}
+		rdma_pool_put(dev, slot->callbuf);
+		rdma_pool_put(dev, slot->replybuf);
+		rdma_pool_put(dev, slot->ddpbuf);
+	}
+}
+
+int
+ct_slot_buffers(struct ct_rdma *ct, struct ct_slot *slot)
+{
+	struct rdma_dev *dev = ep_dev(ct->ct_ep);
+
+	if (!slot->callbuf)
+		slot->callbuf = rdma_pool_get(dev, RDMA_POOL_MIN);
+	if (!slot->replybuf)
+		slot->replybuf = rdma_pool_get(dev, ct->ct_max_reply);
+	if (ct->ct_write_chunk && !slot->ddpbuf)
+		slot->ddpbuf = rdma_pool_get(dev, ct->ct_write_chunk);
+	if (!slot->callbuf || !slot->replybuf ||
+	    (ct->ct_write_chunk && !slot->ddpbuf))
+		return -ENOMEM;
+	return 0;
+}
+
+/*
+ * Expose len octets of pb for one call.  With a memory window this fills
+ * *bind (a work request to chain before the Send) and returns 1; with a
+ * registration it registers now and returns 0; -errno on failure.
+ */
+static int
+win_expose(struct ct_rdma *ct, unsigned int s, unsigned int w,
+	   struct rdma_pbuf *pb, size_t len, int access,
+	   struct ibv_send_wr *bind)
+{
+	struct ct_window *win = &ct->ct_slots[s].win[w];
+
+	if (win->mw) {
+		win->rkey = ibv_inc_rkey(win->rkey);
+		memset(bind, 0, sizeof(*bind));
+		bind->wr_id = EP_WRID(EP_WR_BIND, WIN_ID(s, w));
+		bind->opcode = IBV_WR_BIND_MW;
+		bind->bind_mw.mw = win->mw;
+		bind->bind_mw.rkey = win->rkey;
+		bind->bind_mw.bind_info.mr = pb->buf.mr;
+		bind->bind_mw.bind_info.addr = (uintptr_t)pb->buf.addr;
+		bind->bind_mw.bind_info.length = len;
+		bind->bind_mw.bind_info.mw_access_flags = access;
+		/* Bound once the chain with this request is posted. */
+		return 1;
+	}
+	win->mr = ibv_reg_mr(ep_dev(ct->ct_ep)->pd, pb->buf.addr, len,
+			     IBV_ACCESS_LOCAL_WRITE | access);
+	if (!win->mr)
+		return errno ? -errno : -ENOMEM;
+	win->rkey = win->mr->rkey;
+	win->bound = true;
+	return 0;
+}
+
+int
+ct_expose_call(struct ct_rdma *ct, unsigned int s, bool long_call,
+	       size_t len, struct ibv_send_wr binds[CT_NWIN])
+{
+	struct ct_slot *slot = &ct->ct_slots[s];
+	int n = 0, ret;
+
+	ret = win_expose(ct, s, CT_WIN_REPLY, slot->replybuf, ct->ct_max_reply,
+			 IBV_ACCESS_REMOTE_WRITE, &binds[n]);
+	if (ret < 0)
+		return ret;
+	n += ret;
+	if (long_call) {
+		ret = win_expose(ct, s, CT_WIN_READ, slot->callbuf, len,
+				 IBV_ACCESS_REMOTE_READ, &binds[n]);
+		if (ret < 0)
+			return ret;
+		n += ret;
+	}
+	if (ct->ct_write_chunk) {
+		ret = win_expose(ct, s, CT_WIN_WRITE, slot->ddpbuf,
+				 ct->ct_write_chunk, IBV_ACCESS_REMOTE_WRITE,
+				 &binds[n]);
+		if (ret < 0)
+			return ret;
+		n += ret;
+	}
+	return n;
+}
+
+void
+ct_exposed(struct ct_rdma *ct, unsigned int s, bool long_call)
+{
+	unsigned int w;
+
+	/*
+	 * A type 2 window bound through the send queue keeps its key in the
+	 * application's ibv_mw: the next bind names it as the current key.
+	 */
+	for (w = 0; w < CT_NWIN; w++) {
+		struct ct_window *win = &ct->ct_slots[s].win[w];
+
+		if (win->mw && (w == CT_WIN_REPLY || (w == CT_WIN_READ && long_call) ||
+				(w == CT_WIN_WRITE && ct->ct_write_chunk))) {
+			win->mw->rkey = win->rkey;
+			win->bound = true;
+		}
+	}
+}
+
+/*
+ * Start fencing a window: a local invalidate for a memory window (its
+ * completion clears inv_pending), deregistration for a registration.
+ */
+static int
+win_fence(struct ct_rdma *ct, unsigned int s, unsigned int w)
+{
+	struct ct_window *win = &ct->ct_slots[s].win[w];
+	struct ibv_send_wr wr;
+	int ret;
+
+	if (!win->bound || win->inv_pending)
+		return 0;
+	if (!win->mw) {
+		if (win->mr && ibv_dereg_mr(win->mr))
+			return -EIO;
+		win->mr = NULL;
+		win->bound = false;
+		return 0;
+	}
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = EP_WRID(EP_WR_LOCAL_INV, WIN_ID(s, w));
+	wr.opcode = IBV_WR_LOCAL_INV;
+	wr.invalidate_rkey = win->rkey;
+	ret = ep_post_one(ct->ct_ep, &wr);
+	if (ret == 0)
+		win->inv_pending = true;
+	return ret;
+}
+
+/* ------------------------------------------------------------------ */
+/* Invalidation                                                        */
+/* ------------------------------------------------------------------ */
+
+/*
+ * rxe (Linux 6.1) reports the key a Send With Invalidate revoked with the
+ * kernel's flag value, which reads as IBV_WC_IP_CSUM_OK in user space; on
+ * a reliable-connected receive that flag means nothing else.  Only a key
+ * this client exposed is ever taken from it.
+ */
+uint32_t
+ct_wc_invalidated(const struct ibv_wc *wc)
+{
+	if (wc->wc_flags & (IBV_WC_WITH_INV | IBV_WC_IP_CSUM_OK))
+		return wc->invalidated_rkey;
+	return 0;
+}
+
+void
+ct_slot_remote_inv(struct ct_slot *slot, uint32_t rkey)
+{
+	unsigned int w;
+
+	for (w = 0; w < CT_NWIN; w++)
+		if (rkey && slot->win[w].mw && slot->win[w].bound &&
+		    slot->win[w].rkey == rkey)
+			slot->win[w].bound = false;
+}
+
+bool
+ct_slot_exposed(const struct ct_slot *slot)
+{
+	unsigned int w;
+
+	for (w = 0; w < CT_NWIN; w++)
+		if (slot->win[w].bound)
+			return true;
+	return false;
+}
+
+void
+ct_inv_done(struct ct_rdma *ct, const struct ibv_wc *wc)
+{
+	uint32_t id = EP_WRID_IDX(wc->wr_id);
+	struct ct_slot *slot = &ct->ct_slots[id / CT_NWIN];
+	struct ct_window *win = &slot->win[id % CT_NWIN];
+
+	win->inv_pending = false;
+	if (wc->status == IBV_WC_SUCCESS)
+		win->bound = false;
+	if (slot->state == SLOT_FENCING && !ct_slot_exposed(slot))
+		slot->state = SLOT_FREE;
+}
+
+/* Fence what is still exposed; the slot is free once nothing is. */
+static int
+slot_fence(struct ct_rdma *ct, unsigned int s)
+{
+	struct ct_slot *slot = &ct->ct_slots[s];
+	unsigned int w;
+	int ret;
+
+	for (w = 0; w < CT_NWIN; w++) {
+		ret = win_fence(ct, s, w);
+		if (ret)
+			return ret;
+	}
+	slot->state = ct_slot_exposed(slot) ? SLOT_FENCING : SLOT_FREE;
+	return 0;
+}
+
+bool
+ct_fence_now(struct ct_rdma *ct, unsigned int s)
+{
+	if (slot_fence(ct, s) == 0 &&
+	    ct_wait_fenced(ct, s, ep_now_ms() + CT_FENCE_MS) == 0) {
+		ct->ct_slots[s].state = SLOT_FREE;
+		return true;
+	}
+	shim_log(SHIM_LOG_WARN,
+		 "client: cannot invalidate a call's memory, closing the connection");
+	ep_set_dead(ct->ct_ep, EIO);
+	ep_disconnect(ct->ct_ep);
+	ct->ct_slots[s].state = SLOT_FREE;
+	return false;
+}
+
+/* ------------------------------------------------------------------ */
+/* Slots                                                               */
+/* ------------------------------------------------------------------ */
+
+/* The first free slot, or -ENOENT. */
+static int
+free_slot(const struct ct_rdma *ct)
+{
+	unsigned int s;
+
+	for (s = 0; s < CT_SLOTS; s++)
+		if (ct->ct_slots[s].state == SLOT_FREE)
+			return (int)s;
+	return -ENOENT;
+}
+
+static bool
+any_fencing(const struct ct_rdma *ct)
+{
+	unsigned int s;
+
+	for (s = 0; s < CT_SLOTS; s++)
+		if (ct->ct_slots[s].state == SLOT_FENCING)
+			return true;
+	return false;
+}
+
+int
+ct_get_slot(struct ct_rdma *ct, int64_t deadline)
+{
+	unsigned int s, oldest = CT_SLOTS;
+	int found;
+
+	/* Invalidations already under way finish quickly. */
+	while ((found = free_slot(ct)) < 0) {
+		if (!any_fencing(ct) || ct_wait_slot(ct, deadline))
+			break;
+	}
+	if (found >= 0)
+		return found;
+	for (s = 0; s < CT_SLOTS; s++)
+		if (ct->ct_slots[s].state == SLOT_ORPHAN &&
+		    (oldest == CT_SLOTS ||
+		     ct->ct_slots[s].orphaned < ct->ct_slots[oldest].orphaned))
+			oldest = s;
+	if (oldest == CT_SLOTS)
+		return -EBUSY;
+	/*
+	 * Give up on the oldest timed-out call: its memory is invalidated,
+	 * and a reply the server still writes there fails on its side.
+	 */
+	if (!ct_fence_now(ct, oldest))
+		return -EIO;
+	return (int)oldest;
+}
+
+void
+ct_orphan(struct ct_rdma *ct, unsigned int s)
+{
+	ct->ct_slots[s].state = ct_slot_exposed(&ct->ct_slots[s]) ?
+				SLOT_ORPHAN : SLOT_FREE;
+	ct->ct_slots[s].orphaned = ++ct->ct_orphans;
+}
+
+void
+ct_orphan_replied(struct ct_rdma *ct, uint32_t xid, uint32_t inv_rkey)
+{
+	unsigned int s;
+
+	for (s = 0; s < CT_SLOTS; s++) {
+		struct ct_slot *slot = &ct->ct_slots[s];
+
+		if (slot->state == SLOT_ORPHAN && slot->xid == xid) {
+			ct_slot_remote_inv(slot, inv_rkey);
+			if (slot_fence(ct, s))
+				ep_set_dead(ct->ct_ep, EIO);
+			return;
+		}
+	}
+}

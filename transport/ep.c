@@ -1,0 +1,674 @@
+/*
+ * The endpoint's setup and teardown (ep.h): RDMA-CM resolve, connect and
+ * accept with RFC 8797 private data, the queue pair, completion queue and
+ * channel, and the buffers they post.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "common/sockaddr.h"
+#include "ep_int.h"
+
+/* RDMA Reads the peer may have outstanding against us, and we against it. */
+#define EP_RD_ATOM_MAX 16
+
+static int
+set_nonblock(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
+		return -errno;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* What was negotiated                                                 */
+/* ------------------------------------------------------------------ */
+
+uint32_t
+ep_send_max(const struct ep *ep)
+{
+	return ep->send_max;
+}
+
+uint32_t
+ep_recv_max(const struct ep *ep)
+{
+	return ep->recv_max;
+}
+
+bool
+ep_rinv(const struct ep *ep)
+{
+	return ep->rinv;
+}
+
+bool
+ep_rinv_offered(const struct ep *ep)
+{
+	return ep->local_pd.remote_inv;
+}
+
+bool
+ep_peer_pdata(const struct ep *ep)
+{
+	return ep->peer_pd_valid;
+}
+
+uint8_t
+ep_read_depth(const struct ep *ep)
+{
+	return ep->initiator_depth;
+}
+
+uint32_t
+ep_max_msg(const struct ep *ep)
+{
+	return ep->max_msg;
+}
+
+unsigned int
+ep_nrecv(const struct ep *ep)
+{
+	return ep->attr.nrecv;
+}
+
+struct rdma_dev *
+ep_dev(const struct ep *ep)
+{
+	return ep->dev;
+}
+
+int
+ep_comp_fd(const struct ep *ep)
+{
+	return ep->cch->fd;
+}
+
+int
+ep_cm_fd(const struct ep *ep)
+{
+	return ep->ech ? ep->ech->fd : -1;
+}
+
+const struct sockaddr *
+ep_local_addr(const struct ep *ep)
+{
+	return rdma_get_local_addr(ep->id);
+}
+
+const struct sockaddr *
+ep_peer_addr(const struct ep *ep)
+{
+	return rdma_get_peer_addr(ep->id);
+}
+
+struct ep *
+ep_from_id(const struct rdma_cm_id *id)
+{
+	return id->context;
+}
+
+void
+ep_set_owner(struct ep *ep, void *owner)
+{
+	ep->owner = owner;
+}
+
+void *
+ep_owner(const struct ep *ep)
+{
+	return ep ? ep->owner : NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Queue pair, completion queue and buffers                            */
+/* ------------------------------------------------------------------ */
+
+/* Build the CQ, QP and buffers on ep->id, and post every receive. */
+static int
+setup_qp(struct ep *ep)
+{
+	struct ibv_qp_init_attr qa;
+	struct ibv_port_attr pa;
+	unsigned int i, cqe;
+	int ret;
+
+	ep->dev = rdma_dev_get(ep->id->verbs);
+	if (!ep->dev)
+		return -ENOMEM;
+	/*
+	 * R (RFC 8797 s4.1) only where keys are memory windows: rxe breaks
+	 * the connection when a registration's key is invalidated remotely,
+	 * and the windows of a device with type 2 windows are what a client
+	 * exposes and a server can invalidate.
+	 */
+	if (!ep->dev->mw_type2)
+		ep->local_pd.remote_inv = false;
+
+	ep->cch = ibv_create_comp_channel(ep->id->verbs);
+	if (!ep->cch)
+		return errno ? -errno : -ENOMEM;
+	ret = set_nonblock(ep->cch->fd);
+	if (ret)
+		return ret;
+
+	cqe = ep->attr.nrecv + ep->attr.max_send_wr + 1;
+	if ((int)cqe > ep->dev->attr.max_cqe)
+		cqe = (unsigned int)ep->dev->attr.max_cqe;
+	ep->cq = ibv_create_cq(ep->id->verbs, (int)cqe, ep, ep->cch, 0);
+	if (!ep->cq)
+		return errno ? -errno : -ENOMEM;
+	if (ibv_req_notify_cq(ep->cq, 0))
+		return -EIO;
+	ep->armed = true;
+
+	memset(&qa, 0, sizeof(qa));
+	qa.send_cq = ep->cq;
+	qa.recv_cq = ep->cq;
+	qa.qp_type = IBV_QPT_RC;
+	qa.cap.max_send_wr = ep->attr.max_send_wr;
+	qa.cap.max_recv_wr = ep->attr.nrecv;
+	qa.cap.max_send_sge = 2;
+	qa.cap.max_recv_sge = 1;
+	if (rdma_create_qp(ep->id, ep->dev->pd, &qa))
+		return errno ? -errno : -ENOMEM;
+	ep->qp = ep->id->qp;
+
+	ep->max_msg = 1u << 20;
+	if (ibv_query_port(ep->id->verbs, ep->id->port_num, &pa) == 0 &&
+	    pa.max_msg_sz)
+		ep->max_msg = pa.max_msg_sz;
+
+	ret = rdma_buf_alloc(ep->dev, &ep->recv,
+			     (size_t)ep->attr.nrecv * ep->attr.inline_recv,
+			     IBV_ACCESS_LOCAL_WRITE);
+	if (ret)
+		return ret;
+	ret = rdma_buf_alloc(ep->dev, &ep->send,
+			     (size_t)ep->attr.nsend * ep->attr.send_buf_size,
+			     IBV_ACCESS_LOCAL_WRITE);
+	if (ret)
+		return ret;
+	ep->send_free = calloc(ep->attr.nsend, sizeof(*ep->send_free));
+	ep->sends = calloc(ep->attr.nsend, sizeof(*ep->sends));
+	if (!ep->send_free || !ep->sends)
+		return -ENOMEM;
+	for (i = ep->attr.nsend; i > 0; i--)
+		ep_put_send(ep, i - 1);
+
+	for (i = 0; i < ep->attr.nrecv; i++) {
+		ret = ep_post_recv(ep, i);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static struct ep *
+ep_alloc(const struct ep_attr *attr)
+{
+	struct ep *ep = calloc(1, sizeof(*ep));
+
+	if (!ep)
+		return NULL;
+	ep->attr = *attr;
+	ep->local_pd.remote_inv = attr->remote_inv;
+	ep->local_pd.send_size = attr->inline_send;
+	ep->local_pd.recv_size = attr->inline_recv;
+	return ep;
+}
+
+/* RFC 8797 s4.2, s5: take the peer's private data or the v1 defaults. */
+static void
+apply_peer_pdata(struct ep *ep, const void *data, size_t len)
+{
+	ep->peer_pd_valid = rpcrdma_cmp_decode(data, len, &ep->peer_pd);
+	rpcrdma_cmp_thresholds(&ep->local_pd, &ep->peer_pd, &ep->send_max,
+			       &ep->recv_max);
+	/* s4.1: remote invalidation only when both ends set R. */
+	ep->rinv = ep->local_pd.remote_inv && ep->peer_pd.remote_inv;
+}
+
+/* RDMA Read resources we offer: what the device allows, at most 16. */
+static uint8_t
+rd_atom_offer(int device_max)
+{
+	int v = device_max < EP_RD_ATOM_MAX ? device_max : EP_RD_ATOM_MAX;
+
+	return (uint8_t)(v > 0 ? v : 1);
+}
+
+/* What the server may use: never more than the client offered (0 too). */
+static uint8_t
+rd_atom_accept(int device_max, unsigned int peer)
+{
+	unsigned int v = device_max > 0 ? (unsigned int)device_max : 0;
+
+	if (v > EP_RD_ATOM_MAX)
+		v = EP_RD_ATOM_MAX;
+	return (uint8_t)(v < peer ? v : peer);
+}
+
+void
+ep_disconnect(struct ep *ep)
+{
+	if (ep && ep->id && !ep->cm_lost)
+		rdma_disconnect(ep->id);
+}
+
+void
+ep_cm_lost(struct ep *ep)
+{
+	ep->cm_lost = true;
+}
+
+void
+ep_destroy(struct ep *ep)
+{
+	struct rdma_pbuf *pb;
+	unsigned int i;
+
+	if (!ep)
+		return;
+	if (ep->qp)
+		rdma_destroy_qp(ep->id);
+	while ((pb = ep->held) != NULL) {
+		ep->held = pb->held_next;
+		pb->held_next = NULL;
+		rdma_pool_put(ep->dev, pb);
+	}
+	rdma_buf_free(&ep->recv);
+	rdma_buf_free(&ep->send);
+	if (ep->sends) {
+		for (i = 0; i < ep->attr.nsend; i++)
+			ep_release_attach(ep, &ep->sends[i]);
+	}
+	free(ep->sends);
+	free(ep->send_free);
+	if (ep->cq) {
+		ep_ack_cq_events(ep);
+		ibv_destroy_cq(ep->cq);
+	}
+	if (ep->cch)
+		ibv_destroy_comp_channel(ep->cch);
+	/* An id whose channel is gone cannot be destroyed: it is left. */
+	if (ep->id && !ep->cm_lost)
+		rdma_destroy_id(ep->id);
+	if (ep->ech)
+		rdma_destroy_event_channel(ep->ech);
+	rdma_dev_put(ep->dev);
+	free(ep);
+}
+
+/* ------------------------------------------------------------------ */
+/* Client: resolve and connect                                         */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Wait for the next event on a client's own channel until the deadline.
+ * Returns 0 with *ev (to be acked by the caller) or -ETIMEDOUT / -errno.
+ */
+static int
+next_event(struct rdma_event_channel *ch, int64_t deadline,
+	   struct rdma_cm_event **ev)
+{
+	for (;;) {
+		struct pollfd pfd = { .fd = ch->fd, .events = POLLIN };
+		int64_t left;
+		int ret;
+
+		if (rdma_get_cm_event(ch, ev) == 0)
+			return 0;
+		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+			return -errno;
+		left = deadline - ep_now_ms();
+		if (left <= 0)
+			return -ETIMEDOUT;
+		ret = poll(&pfd, 1, (int)left);
+		if (ret < 0 && errno != EINTR)
+			return -errno;
+	}
+}
+
+/* One switch from RDMA-CM events to the outcome of a connect step. */
+static enum rdma_fail
+event_failure(const struct rdma_cm_event *ev, int *err)
+{
+	switch (ev->event) {
+	case RDMA_CM_EVENT_ADDR_ERROR:
+		/* No RDMA device serves the route to this address. */
+		*err = ev->status ? ev->status : -ENETUNREACH;
+		return RDMA_FAIL_NOT_RDMA;
+	case RDMA_CM_EVENT_ROUTE_ERROR:
+		*err = ev->status ? ev->status : -EHOSTUNREACH;
+		return RDMA_FAIL_UNREACHABLE;
+	case RDMA_CM_EVENT_REJECTED:
+		*err = -ECONNREFUSED;
+		return RDMA_FAIL_REFUSED;
+	case RDMA_CM_EVENT_UNREACHABLE:
+	case RDMA_CM_EVENT_CONNECT_ERROR:
+		*err = ev->status ? -abs(ev->status) : -EHOSTUNREACH;
+		return RDMA_FAIL_UNREACHABLE;
+	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+		*err = -ENODEV;
+		return RDMA_FAIL_NO_DEVICE;
+	default:
+		*err = -EPROTO;
+		return RDMA_FAIL_ERROR;
+	}
+}
+
+/*
+ * Wait for 'want'; anything else is a failure mapped by event_failure().
+ * Returns 0, or a negative errno with *why set.
+ */
+static int
+expect_event(struct ep *ep, int64_t deadline, enum rdma_cm_event_type want,
+	     enum rdma_fail *why)
+{
+	struct rdma_cm_event *ev;
+	int ret = next_event(ep->ech, deadline, &ev);
+
+	if (ret) {
+		*why = ret == -ETIMEDOUT ? RDMA_FAIL_TIMEOUT : RDMA_FAIL_ERROR;
+		return ret;
+	}
+	shim_log(SHIM_LOG_DEBUG, "connect: %s (status %d)",
+		 rdma_event_str(ev->event), ev->status);
+	if (ev->event != want)
+		*why = event_failure(ev, &ret);
+	else if (want == RDMA_CM_EVENT_ESTABLISHED)
+		apply_peer_pdata(ep, ev->param.conn.private_data,
+				 ev->param.conn.private_data_len);
+	rdma_ack_cm_event(ev);
+	return ret;
+}
+
+/*
+ * The local address the kernel would use to reach dst (a connected UDP
+ * socket sends nothing), with the port of src when src is given.
+ */
+static int
+route_source(const struct sockaddr *dst, const struct sockaddr *src,
+	     struct sockaddr_storage *out)
+{
+	socklen_t len = sizeof(*out);
+	int fd, ret = 0;
+
+	fd = socket(dst->sa_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, dst, sa_len(dst)) < 0 ||
+	    getsockname(fd, (struct sockaddr *)out, &len) < 0)
+		ret = -errno;
+	close(fd);
+	if (!ret)
+		sa_set_port((struct sockaddr *)out, src ? sa_port(src) : 0);
+	return ret;
+}
+
+/* rdma_create_event_channel() fails this way when RDMA-CM is absent. */
+static bool
+errno_is_no_device(int e)
+{
+	return e == ENODEV || e == ENOENT || e == ENXIO || e == ENOSYS ||
+	       e == EAFNOSUPPORT || e == EPROTONOSUPPORT;
+}
+
+/* A new id on the client's channel, its context the endpoint. */
+static int
+create_id(struct ep *ep)
+{
+	if (rdma_create_id(ep->ech, &ep->id, ep, RDMA_PS_TCP) == 0)
+		return 0;
+	ep->id = NULL;
+	return -errno;
+}
+
+/*
+ * Bind to the source address the routing table picks for dst: when that
+ * address is not on an RDMA device we know at once, instead of after
+ * RDMA-CM's address resolution gives up (seconds).  Keep the local port
+ * of the socket libtirpc bound too (a reserved port for root callers):
+ * servers check it for "secure" requests.  The RDMA port space is
+ * separate from TCP's, so this usually works; if not, an ephemeral port
+ * is as good as TCP without bindresvport.
+ */
+static int
+bind_source(struct ep *ep, const struct sockaddr *dst,
+	    const struct sockaddr *src, enum rdma_fail *why)
+{
+	struct sockaddr_storage bind_sa;
+	struct sockaddr *sa = (struct sockaddr *)&bind_sa;
+	int ret;
+
+	ret = route_source(dst, src, &bind_sa);
+	if (ret) {
+		*why = RDMA_FAIL_UNREACHABLE;
+		return ret;
+	}
+	if (rdma_bind_addr(ep->id, sa)) {
+		if (!sa_port(sa) || (errno != EADDRINUSE && errno != EACCES)) {
+			/* ENODEV, EADDRNOTAVAIL: no RDMA device on that route. */
+			*why = RDMA_FAIL_NOT_RDMA;
+			return -errno;
+		}
+		shim_log(SHIM_LOG_DEBUG, "connect: cannot keep local port %u: %s",
+			 sa_port(sa), strerror(errno));
+		rdma_destroy_id(ep->id);
+		*why = RDMA_FAIL_ERROR;
+		ret = create_id(ep);
+		if (ret)
+			return ret;
+		sa_set_port(sa, 0);
+		if (rdma_bind_addr(ep->id, sa)) {
+			*why = RDMA_FAIL_NOT_RDMA;
+			return -errno;
+		}
+	}
+	if (!ep->id->verbs) {
+		*why = RDMA_FAIL_NOT_RDMA;
+		return -ENODEV;
+	}
+	return 0;
+}
+
+/* Resolve the address, then the route, within the deadline. */
+static int
+resolve(struct ep *ep, const struct sockaddr *dst, int64_t deadline,
+	enum rdma_fail *why)
+{
+	int ret;
+
+	if (rdma_resolve_addr(ep->id, NULL, (struct sockaddr *)dst,
+			      (int)(deadline - ep_now_ms()))) {
+		*why = errno_is_no_device(errno) || errno == EADDRNOTAVAIL ?
+		       RDMA_FAIL_NOT_RDMA : RDMA_FAIL_UNREACHABLE;
+		return -errno;
+	}
+	ret = expect_event(ep, deadline, RDMA_CM_EVENT_ADDR_RESOLVED, why);
+	if (ret)
+		return ret;
+	if (rdma_resolve_route(ep->id, (int)(deadline - ep_now_ms()))) {
+		*why = RDMA_FAIL_UNREACHABLE;
+		return -errno;
+	}
+	return expect_event(ep, deadline, RDMA_CM_EVENT_ROUTE_RESOLVED, why);
+}
+
+int
+ep_connect(const struct sockaddr *dst, const struct sockaddr *src,
+	   int timeout_ms, const struct ep_attr *attr, struct ep **out,
+	   enum rdma_fail *why)
+{
+	int64_t deadline = ep_now_ms() + timeout_ms;
+	struct rdma_conn_param param;
+	uint8_t pdata[RPCRDMA1_CMP_LEN];
+	struct ep *ep;
+	int ret;
+
+	*why = RDMA_FAIL_ERROR;
+	ep = ep_alloc(attr);
+	if (!ep)
+		return -ENOMEM;
+
+	ep->ech = rdma_create_event_channel();
+	if (!ep->ech) {
+		ret = -errno;
+		if (errno_is_no_device(errno))
+			*why = RDMA_FAIL_NO_DEVICE;
+		goto out_destroy;
+	}
+	ret = set_nonblock(ep->ech->fd);
+	if (ret)
+		goto out_destroy;
+	ret = create_id(ep);
+	if (ret) {
+		if (errno_is_no_device(-ret))
+			*why = RDMA_FAIL_NO_DEVICE;
+		goto out_destroy;
+	}
+	ret = bind_source(ep, dst, src, why);
+	if (ret)
+		goto out_destroy;
+	ret = resolve(ep, dst, deadline, why);
+	if (ret)
+		goto out_destroy;
+
+	ret = setup_qp(ep);
+	if (ret) {
+		*why = RDMA_FAIL_ERROR;
+		goto out_destroy;
+	}
+
+	/* RFC 8797 s4: our private data; s5.1: the server may ignore it. */
+	rpcrdma_cmp_encode(pdata, &ep->local_pd);
+	memset(&param, 0, sizeof(param));
+	param.private_data = pdata;
+	param.private_data_len = sizeof(pdata);
+	ep->responder_resources = rd_atom_offer(ep->dev->attr.max_qp_rd_atom);
+	ep->initiator_depth = rd_atom_offer(ep->dev->attr.max_qp_init_rd_atom);
+	param.responder_resources = ep->responder_resources;
+	param.initiator_depth = ep->initiator_depth;
+	/* Bounded transport retries; RNR means broken flow control. */
+	param.retry_count = 6;
+	param.rnr_retry_count = 6;
+	if (rdma_connect(ep->id, &param)) {
+		ret = -errno;
+		*why = RDMA_FAIL_UNREACHABLE;
+		goto out_destroy;
+	}
+	ret = expect_event(ep, deadline, RDMA_CM_EVENT_ESTABLISHED, why);
+	if (ret)
+		goto out_destroy;
+	*why = RDMA_FAIL_NONE;
+	*out = ep;
+	return 0;
+
+out_destroy:
+	ep_destroy(ep);
+	return ret;
+}
+
+void
+ep_cm_drain(struct ep *ep)
+{
+	struct rdma_cm_event *ev;
+
+	for (;;) {
+		if (rdma_get_cm_event(ep->ech, &ev)) {
+			/*
+			 * Anything but "no event" (EACCES once the process
+			 * changed its credentials) leaves the channel
+			 * readable for good: the connection is unusable.
+			 */
+			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+				ep_set_dead(ep, errno);
+			break;
+		}
+		shim_log(SHIM_LOG_DEBUG, "client: %s", rdma_event_str(ev->event));
+		switch (ev->event) {
+		case RDMA_CM_EVENT_DISCONNECTED:
+		case RDMA_CM_EVENT_DEVICE_REMOVAL:
+		case RDMA_CM_EVENT_TIMEWAIT_EXIT:
+			ep_set_dead(ep, ECONNRESET);
+			break;
+		default:
+			break;
+		}
+		rdma_ack_cm_event(ev);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Server: accept                                                      */
+/* ------------------------------------------------------------------ */
+
+int
+ep_accept(struct rdma_cm_id *id, const struct rdma_conn_param *req,
+	  const struct ep_attr *attr, struct ep **out)
+{
+	struct rdma_conn_param param;
+	uint8_t pdata[RPCRDMA1_CMP_LEN];
+	struct ep *ep;
+	int ret;
+
+	ep = ep_alloc(attr);
+	if (!ep) {
+		rdma_reject(id, NULL, 0);
+		return -ENOMEM;
+	}
+	ep->id = id;
+	id->context = ep;
+
+	ret = setup_qp(ep);
+	if (ret)
+		goto out_reject;
+	apply_peer_pdata(ep, req->private_data, req->private_data_len);
+
+	rpcrdma_cmp_encode(pdata, &ep->local_pd);
+	memset(&param, 0, sizeof(param));
+	param.private_data = pdata;
+	param.private_data_len = sizeof(pdata);
+	/*
+	 * The request's parameters are already seen from our side: its
+	 * initiator_depth is how many RDMA Reads the client will answer
+	 * (its responder resources), its responder_resources the Reads the
+	 * client may issue.  The Linux client offers 0 / N: it never reads
+	 * from us, and answers N Reads (RFC 8166 s4.3.1: Read chunks need
+	 * them).  Reads we issue are bounded by what the client answers.
+	 */
+	ep->initiator_depth = rd_atom_accept(ep->dev->attr.max_qp_init_rd_atom,
+					     req->initiator_depth);
+	ep->responder_resources = rd_atom_accept(ep->dev->attr.max_qp_rd_atom,
+						 req->responder_resources);
+	param.initiator_depth = ep->initiator_depth;
+	param.responder_resources = ep->responder_resources;
+	param.retry_count = 6;
+	param.rnr_retry_count = 6;
+	if (rdma_accept(id, &param)) {
+		ret = -errno;
+		goto out_reject;
+	}
+	*out = ep;
+	return 0;
+
+out_reject:
+	rdma_reject(id, NULL, 0);
+	/* The caller still owns the id (it came with the event). */
+	if (ep->qp) {
+		rdma_destroy_qp(id);
+		ep->qp = NULL;
+	}
+	ep->id = NULL;
+	id->context = NULL;
+	ep_destroy(ep);
+	return ret;
+}

@@ -1,0 +1,207 @@
+/*
+ * The endpoint: one RPC-over-RDMA connection below the RPC transports.
+ * An RDMA-CM id with its RC queue pair, a completion queue signalling a
+ * pollable completion channel, the receive ring and the send buffers for
+ * transport headers, and what the RFC 8797 private data negotiated.
+ *
+ * The client (clnt_rdma*.c) and the server (svc_rdma*.c) see it only
+ * through the functions below: setup, teardown and RDMA-CM in ep.c,
+ * posting, polling and send accounting in ep_io.c.  Nothing here blocks
+ * without a deadline.  One thread at a time uses an endpoint (its owner's
+ * lock or svc_run's thread: see README.md).  Functions that can fail
+ * return 0 (or a count) or a negative errno.
+ */
+#ifndef TRANSPORT_EP_H
+#define TRANSPORT_EP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
+#include "common/reason.h"
+#include "rdma_dev.h"
+
+struct ep;
+
+/*
+ * max_reply and max_call bound the data of a message; its RPC header and
+ * credentials come on top, up to this many octets.
+ */
+#define EP_MSG_HDR_SLACK 4096u
+
+/* What an endpoint is built with. */
+struct ep_attr {
+	uint32_t inline_send;	/* own largest Send (RFC 8797 Send Size) */
+	uint32_t inline_recv;	/* own receive buffer size (Receive Size) */
+	unsigned int nrecv;	/* receives kept posted */
+	unsigned int nsend;	/* header send buffers */
+	uint32_t send_buf_size;	/* bytes per header send buffer */
+	unsigned int max_send_wr;
+	bool remote_inv;	/* advertise the R flag */
+};
+
+/* Work request ids: kind in the high word, a buffer index in the low. */
+enum ep_wr_kind {
+	EP_WR_RECV = 1,
+	EP_WR_SEND,
+	EP_WR_READ,
+	EP_WR_WRITE,
+	EP_WR_BIND,
+	EP_WR_LOCAL_INV,
+};
+#define EP_WRID(kind, idx) (((uint64_t)(kind) << 32) | (uint32_t)(idx))
+#define EP_WRID_KIND(wrid) ((enum ep_wr_kind)((wrid) >> 32))
+#define EP_WRID_IDX(wrid) ((uint32_t)(wrid))
+
+/* Pool buffers one Send can carry back to the pool (reply and result). */
+#define EP_SEND_ATTACH_MAX 2
+
+/* ------------------------------------------------------------------ */
+/* Setup and teardown (ep.c)                                           */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Client side: resolve, build the queue pair, post receives, connect with
+ * our private data and wait for the peer's answer, all within timeout_ms,
+ * on an event channel of the endpoint's own.  src, when not NULL, is a
+ * local address to bind first (best effort).  Returns 0 with *out, or a
+ * negative errno with *why saying what kind of failure it was.
+ */
+int ep_connect(const struct sockaddr *dst, const struct sockaddr *src,
+	       int timeout_ms, const struct ep_attr *attr, struct ep **out,
+	       enum rdma_fail *why);
+
+/*
+ * Server side: for a CONNECT_REQUEST on a listener, build the queue pair,
+ * post receives and accept with our private data.  The id stays on the
+ * listener's event channel; id->context is the endpoint from now on.
+ * Returns 0 with *out, or a negative errno after rejecting (the caller
+ * still owns the id then).
+ */
+int ep_accept(struct rdma_cm_id *id, const struct rdma_conn_param *req,
+	      const struct ep_attr *attr, struct ep **out);
+
+/* Move the queue pair to error: every posted request is flushed. */
+void ep_disconnect(struct ep *ep);
+
+/* Release everything, including the id (and a client's channel). */
+void ep_destroy(struct ep *ep);
+
+/*
+ * The event channel of the id is gone (a server connection whose
+ * listener's channel was closed): no RDMA-CM command may name the id any
+ * more, so ep_disconnect() does nothing and ep_destroy() leaves the id.
+ */
+void ep_cm_lost(struct ep *ep);
+
+/*
+ * A client's own channel: take its events without blocking.  Only a
+ * disconnect matters once connected; a channel that fails (the process
+ * changed its credentials) marks the endpoint dead.
+ */
+void ep_cm_drain(struct ep *ep);
+
+/* The endpoint of a connection's id (its context, set by ep_accept). */
+struct ep *ep_from_id(const struct rdma_cm_id *id);
+
+/* What the endpoint belongs to (a server connection), or NULL. */
+void ep_set_owner(struct ep *ep, void *owner);
+void *ep_owner(const struct ep *ep);
+
+/* What the connection negotiated (RFC 8797 s4.2) and runs on. */
+uint32_t ep_send_max(const struct ep *ep);	/* largest Send we may post */
+uint32_t ep_recv_max(const struct ep *ep);	/* largest the peer may post */
+bool ep_rinv(const struct ep *ep);		/* both ends set R */
+bool ep_rinv_offered(const struct ep *ep);	/* we set R */
+bool ep_peer_pdata(const struct ep *ep);	/* the peer sent private data */
+uint8_t ep_read_depth(const struct ep *ep);	/* RDMA Reads we may have out */
+uint32_t ep_max_msg(const struct ep *ep);	/* largest single operation */
+unsigned int ep_nrecv(const struct ep *ep);	/* receives kept posted */
+struct rdma_dev *ep_dev(const struct ep *ep);
+const struct sockaddr *ep_local_addr(const struct ep *ep);
+const struct sockaddr *ep_peer_addr(const struct ep *ep);
+
+/* The completion channel: readable when ep_poll() has work. */
+int ep_comp_fd(const struct ep *ep);
+/* A client's own RDMA-CM channel (-1 on the server). */
+int ep_cm_fd(const struct ep *ep);
+
+/* ------------------------------------------------------------------ */
+/* Posting, polling, send accounting (ep_io.c)                          */
+/* ------------------------------------------------------------------ */
+
+/* 0 while the connection works, else the errno that ended it. */
+int ep_dead(const struct ep *ep);
+/* Mark the connection failed (keeps the first cause). */
+void ep_set_dead(struct ep *ep, int err);
+
+/* Receive buffer i: ep_nrecv() buffers of inline_recv octets. */
+uint8_t *ep_recv_buf(const struct ep *ep, uint32_t i);
+int ep_post_recv(struct ep *ep, uint32_t idx);
+
+/* Header send buffer i: nsend buffers of ep_send_buf_size() octets. */
+uint8_t *ep_send_buf(const struct ep *ep, uint32_t i);
+uint32_t ep_send_buf_size(const struct ep *ep);
+/* The key of the send buffers, for SGEs inside them. */
+uint32_t ep_send_lkey(const struct ep *ep);
+/* An SGE for the first len octets of header send buffer idx. */
+struct ibv_sge ep_hdr_sge(const struct ep *ep, uint32_t idx, uint32_t len);
+
+/* Take a free header send buffer; -ENOBUFS when none is free. */
+int ep_get_send(struct ep *ep);
+void ep_put_send(struct ep *ep, uint32_t idx);
+unsigned int ep_nsend_free(const struct ep *ep);
+
+/* Room for n more work requests on the send queue. */
+bool ep_sq_room(const struct ep *ep, unsigned int n);
+
+/*
+ * Post npre unsignaled work requests (memory window binds, RDMA Writes)
+ * chained before a signaled Send of sge[0..nsge) on behalf of header send
+ * buffer idx; inv_rkey, when not zero, makes it a Send With Invalidate.
+ * The Send's completion retires them all, returns idx to the free list
+ * and gives the nattach pool buffers of attach (at most
+ * EP_SEND_ATTACH_MAX, NULL entries skipped) back to the pool, in order.
+ * Returns 0; -EAGAIN when the send queue has no room (reap completions
+ * and try again); another negative errno when the connection failed.
+ * On failure nothing is taken: idx and attach stay the caller's.
+ */
+int ep_post_send(struct ep *ep, uint32_t idx, struct ibv_send_wr *pre,
+		 unsigned int npre, struct ibv_sge *sge, int nsge,
+		 uint32_t inv_rkey, struct rdma_pbuf *const *attach,
+		 unsigned int nattach);
+
+/*
+ * Post one work request that completes on its own (signaled): an RDMA
+ * Read, a local invalidate.  -EAGAIN when the send queue is full.
+ */
+int ep_post_one(struct ep *ep, struct ibv_send_wr *wr);
+
+/*
+ * Keep pb until the endpoint is destroyed, after its queue pair: for
+ * memory an RDMA operation may still be using.
+ */
+void ep_hold(struct ep *ep, struct rdma_pbuf *pb);
+
+/*
+ * Poll for completions.  Returns how many were stored in wc (at most max),
+ * or -EIO when the completion queue failed.  A return of 0 guarantees
+ * that the completion channel will signal the next completion: wait on
+ * ep_comp_fd() only after a poll returned 0.
+ */
+int ep_poll(struct ep *ep, struct ibv_wc *wc, int max);
+
+/*
+ * Account for a send-side completion (Send, RDMA Write/Read, bind,
+ * invalidate): returns true when wc was one.  A failed one marks the
+ * connection dead.
+ */
+bool ep_reap_send(struct ep *ep, const struct ibv_wc *wc);
+
+/* Milliseconds on the monotonic clock. */
+int64_t ep_now_ms(void);
+
+#endif

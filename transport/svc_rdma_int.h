@@ -1,0 +1,164 @@
+/*
+ * The server's insides, shared by its files:
+ *
+ *   svc_rdma.c           connection transports and their lifetime:
+ *                        xp_ops, creation, destroy, control
+ *   svc_rdma_listen.c    the listener transport: accept, connection events
+ *   svc_rdma_recvfrom.c  completions, the receive ring, header checks, the
+ *                        call taken (xp_recv, xp_getargs)
+ *   svc_rdma_rw.c        pulling Read chunks, building RDMA Writes
+ *   svc_rdma_sendto.c    the reply (xp_reply): encode, chunk placement,
+ *                        header and Send; RDMA_ERROR replies
+ *
+ * Everything runs in the program's svc_run() thread, as libtirpc's own
+ * transports do (README.md says what a multi-threaded server would
+ * need).  Functions return 0 or a negative errno; bool_t and enum
+ * xprt_stat only where libtirpc is answered.
+ */
+#ifndef TRANSPORT_SVC_RDMA_INT_H
+#define TRANSPORT_SVC_RDMA_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rpc/rpc.h>
+#include <rpc/svc_mt.h>
+
+#include "common/stats.h"
+#include "ep.h"
+#include "rpcrdma_xdr.h"
+#include "svc_rdma.h"
+
+/* libtirpc dereferences xp_p3 (SVCXPRT_EXT); give it zeroed room. */
+#define SVC_EXT_SIZE 128
+/* Send buffers beyond the credits, for RDMA_ERROR replies. */
+#define SC_NSEND_EXTRA 4
+/* How long a reply may wait for a free send buffer or queue room. */
+#define SC_SEND_WAIT_MS 5000
+/* Bound on pulling a call's Read chunks. */
+#define SC_RW_TIMEOUT_MS 60000
+/* RDMA Writes one reply may need (Write chunk and Reply chunk). */
+#define SC_MAX_WRITES 256
+
+struct svc_rdma_conn;
+
+struct svc_rdma_listener {
+	SVCXPRT xprt;			/* the listener transport */
+	char ext[SVC_EXT_SIZE];
+	struct shim_stats_conn *stats;	/* the rendezvous' slot, not ours */
+	struct rdma_event_channel *ech;	/* NULL once it failed (lst_fail) */
+	struct rdma_cm_id *id;
+	struct svc_rdma_params params;
+	struct svc_rdma_conn *conns;
+};
+
+struct svc_rdma_conn {
+	SVCXPRT xprt;
+	char ext[SVC_EXT_SIZE];
+	struct svc_rdma_listener *lst;
+	struct svc_rdma_conn *next;	/* the listener's connections */
+	struct ep *ep;			/* owned; its owner is this */
+	struct sockaddr_storage raddr;
+	struct sockaddr_storage laddr;
+
+	/* Completed receives not yet served: ring of nrecv entries. */
+	uint32_t *rq_idx;
+	uint32_t *rq_len;
+	unsigned int rq_head;
+	unsigned int rq_count;
+
+	/* The call being served. */
+	bool in_call;
+	uint32_t xid;
+	struct rpcrdma_hdr hdr;		/* its transport header */
+	uint8_t *callbuf;		/* an inline or rebuilt call */
+	size_t callbuf_cap;
+	struct rdma_pbuf *call_pb;	/* its Read chunks' data */
+	unsigned int reads_inflight;
+	XDR xdrs;			/* decodes the call */
+
+	/* The reply being built. */
+	struct rpcrdma_hdr rhdr;
+	struct rdma_pbuf *reply_pb;	/* a reply beyond the send buffer */
+	struct rdma_pbuf *ddp_pb;	/* the result placed in a Write chunk */
+	struct shim_stats_conn *stats;
+	struct ibv_send_wr wrs[SC_MAX_WRITES];
+	struct ibv_sge sges[SC_MAX_WRITES];
+};
+
+static inline struct svc_rdma_conn *
+sc_of(SVCXPRT *xprt)
+{
+	return (struct svc_rdma_conn *)xprt->xp_p1;
+}
+
+/* ------------------------------------------------------------------ */
+/* Connection transports (svc_rdma.c)                                  */
+/* ------------------------------------------------------------------ */
+
+/* Fill the address fields of an SVCXPRT as svc_vc does; false: ENOMEM. */
+bool svc_rdma_set_addrs(SVCXPRT *xprt, const struct sockaddr *local,
+			const struct sockaddr *remote);
+void svc_rdma_free_addrs(SVCXPRT *xprt);
+
+/*
+ * The transport of a connection lst accepted, registered with libtirpc
+ * and published in the statistics.  Takes ep (destroyed on failure).
+ * Returns 0 with *out, or -ENOMEM.
+ */
+int sc_create(struct svc_rdma_listener *lst, struct ep *ep,
+	      struct svc_rdma_conn **out);
+/* xp_destroy: unregister and free a connection. */
+void sc_destroy(SVCXPRT *xprt);
+/* The connection cannot go on (s5.5.4): flush it, libtirpc destroys it. */
+void sc_fail(struct svc_rdma_conn *sc, int err, const char *why);
+/* Everything the previous call held goes back. */
+void sc_call_done(struct svc_rdma_conn *sc);
+
+/* ------------------------------------------------------------------ */
+/* Receiving (svc_rdma_recvfrom.c)                                     */
+/* ------------------------------------------------------------------ */
+
+/* Take every completion available: receives are queued, sends reaped. */
+void sc_drain(struct svc_rdma_conn *sc);
+/* Sleep until the next completion or the deadline; false when past it. */
+bool sc_sleep(struct svc_rdma_conn *sc, int64_t deadline);
+/* Room for a call of len octets in sc->callbuf. */
+bool sc_callbuf_reserve(struct svc_rdma_conn *sc, size_t len);
+
+bool_t sc_recv(SVCXPRT *xprt, struct rpc_msg *msg);
+bool_t sc_getargs(SVCXPRT *xprt, xdrproc_t xdr_args, void *args_ptr);
+bool_t sc_freeargs(SVCXPRT *xprt, xdrproc_t xdr_args, void *args_ptr);
+
+/* ------------------------------------------------------------------ */
+/* RDMA Read and Write (svc_rdma_rw.c)                                 */
+/* ------------------------------------------------------------------ */
+
+/*
+ * The call of a message with Read chunks (inline part inl, inl_len
+ * octets), its chunks pulled and re-inserted.  Fills *call, *clen.
+ * Returns 0, -EBADMSG for chunks that do not fit the call, -EMSGSIZE
+ * over max_call, or another -errno (the connection is then closed).
+ */
+int sc_gather_call(struct svc_rdma_conn *sc, const uint8_t *inl,
+		   size_t inl_len, uint8_t **call, size_t *clen);
+
+/*
+ * RDMA Writes placing len octets from src into the segments, from
+ * sc->wrs[nwr] on; the segments' lengths become the octets written.
+ * Returns the number of work requests then, or -EMSGSIZE.
+ */
+int sc_build_writes(struct svc_rdma_conn *sc, const uint8_t *src,
+		    uint32_t lkey, uint64_t len, struct rpcrdma_segment *segs,
+		    unsigned int nsegs, unsigned int nwr);
+
+/* ------------------------------------------------------------------ */
+/* Replies (svc_rdma_sendto.c)                                         */
+/* ------------------------------------------------------------------ */
+
+bool_t sc_reply(SVCXPRT *xprt, struct rpc_msg *msg);
+/* s5.5: answer a request we cannot serve with RDMA_ERROR. */
+void sc_send_error(struct svc_rdma_conn *sc, uint32_t xid, uint32_t vers,
+		   uint32_t err);
+
+#endif

@@ -1,0 +1,392 @@
+/*
+ * The server's listener (svc_rdma_int.h): an RDMA-CM listener next to a
+ * TCP rendezvous, registered with libtirpc as a transport whose xp_fd is
+ * its event channel.  Its xp_recv accepts connections and handles their
+ * RDMA-CM events (every connection's id lives on this channel); it never
+ * returns a call.  It goes away with the TCP rendezvous.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "common/log_once.h"
+#include "common/sockaddr.h"
+#include "hooks.h"
+#include "sockfd.h"
+#include "svc_rdma_int.h"
+
+#define LISTEN_BACKLOG 64
+
+/* ------------------------------------------------------------------ */
+/* Accept                                                              */
+/* ------------------------------------------------------------------ */
+
+static void
+conn_attr(const struct svc_rdma_params *p, struct ep_attr *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->inline_send = p->inline_send;
+	a->inline_recv = p->inline_recv;
+	a->nrecv = p->credits;
+	a->nsend = p->credits + SC_NSEND_EXTRA;
+	a->send_buf_size = p->inline_send;
+	a->max_send_wr = a->nsend + SC_MAX_WRITES + 8;
+	a->remote_inv = p->remote_inv;
+}
+
+/* True for the first connection from this peer address (any port). */
+static bool
+first_from(const struct sockaddr *sa)
+{
+	struct peer_key key;
+
+	(void)peer_key_from(&key, sa);
+	key.port = 0;
+	return log_once(LOG_ONCE_CONNECTION, &key, 0);
+}
+
+static void
+log_connection(const struct svc_rdma_listener *lst,
+	       const struct svc_rdma_conn *sc)
+{
+	const struct sockaddr *ra = (const struct sockaddr *)&sc->raddr;
+	const struct ep *ep = sc->ep;
+	char peer[INET6_ADDRSTRLEN];
+
+	sa_format_addr(ra, peer, sizeof(peer));
+	/*
+	 * Once per peer address at info: reconnects are routine.  The
+	 * thresholds read call/reply, as on the client's line: the same two
+	 * numbers on both ends of a connection.
+	 */
+	shim_log(first_from(ra) ? SHIM_LOG_INFO : SHIM_LOG_DEBUG,
+		 "server: RDMA connection from %s port %u: inline %u/%u%s, credits %u, R=%d",
+		 peer, sa_port(ra), ep_recv_max(ep), ep_send_max(ep),
+		 ep_peer_pdata(ep) ? "" : " (peer sent no RFC 8797 private data)",
+		 lst->params.credits, ep_rinv(ep));
+}
+
+static void
+on_connect_request(struct svc_rdma_listener *lst, struct rdma_cm_event *ev)
+{
+	struct rdma_cm_id *id = ev->id;
+	struct svc_rdma_conn *sc;
+	struct ep_attr attr;
+	struct ep *ep;
+	int ret;
+
+	conn_attr(&lst->params, &attr);
+	ret = ep_accept(id, &ev->param.conn, &attr, &ep);
+	rdma_ack_cm_event(ev);
+	if (ret) {
+		shim_log(SHIM_LOG_WARN, "server: cannot accept an RDMA connection: %s",
+			 strerror(-ret));
+		rdma_destroy_id(id);
+		return;
+	}
+	if (sc_create(lst, ep, &sc))
+		return;
+	SHIM_STATS_ADD(lst->stats, connections, 1);
+	log_connection(lst, sc);
+}
+
+/* ------------------------------------------------------------------ */
+/* Connection events, failure                                          */
+/* ------------------------------------------------------------------ */
+
+/*
+ * The listener cannot take events any more.  The kernel refuses RDMA-CM
+ * commands from credentials other than those that opened the channel: a
+ * daemon that changes user after creating its transports (rpcbind does)
+ * ends here.  Stop for good rather than leave a readable descriptor for
+ * svc_run to spin on: closing the channel tears the listener down in the
+ * kernel, so clients are refused at once and use TCP.
+ */
+static void
+lst_fail(struct svc_rdma_listener *lst, int err)
+{
+	struct svc_rdma_conn *sc;
+
+	shim_log(SHIM_LOG_WARN,
+		 "server: RDMA listener on port %u stops: %s%s", lst->xprt.xp_port,
+		 strerror(err), err == EACCES ?
+		 " (the process changed its credentials after creating it); RDMA clients now use TCP" :
+		 "");
+	xprt_unregister(&lst->xprt);
+	/*
+	 * Flush the connections while their ids' channel still exists: the
+	 * flushed receives wake each one, and libtirpc destroys it.  Their
+	 * ids go with the channel.
+	 */
+	for (sc = lst->conns; sc; sc = sc->next) {
+		ep_set_dead(sc->ep, err);
+		ep_disconnect(sc->ep);
+		ep_cm_lost(sc->ep);
+	}
+	sockfd_del(lst->ech->fd);
+	/* librdmacm closes its own descriptor. */
+	rdma_destroy_event_channel(lst->ech);
+	lst->ech = NULL;
+	/*
+	 * The listener's id is deliberately left: destroying it is an
+	 * RDMA-CM command on the closed channel, which the kernel would
+	 * refuse anyway; closing the channel released it there.
+	 */
+	lst->id = NULL;
+}
+
+/* RDMA-CM events of a connection: each ends it. */
+static void
+on_conn_event(struct rdma_cm_event *ev)
+{
+	struct svc_rdma_conn *sc = ep_owner(ep_from_id(ev->id));
+
+	switch (ev->event) {
+	case RDMA_CM_EVENT_DISCONNECTED:
+	case RDMA_CM_EVENT_TIMEWAIT_EXIT:
+	case RDMA_CM_EVENT_CONNECT_ERROR:
+	case RDMA_CM_EVENT_UNREACHABLE:
+	case RDMA_CM_EVENT_REJECTED:
+	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+		/*
+		 * Flush the queue pair: the flushed receives wake the
+		 * connection's transport, which reports XPRT_DIED and is
+		 * destroyed by libtirpc.
+		 */
+		if (sc) {
+			ep_set_dead(sc->ep, ECONNRESET);
+			ep_disconnect(sc->ep);
+		}
+		break;
+	default:
+		break;
+	}
+}
+
+static bool_t
+lst_recv(SVCXPRT *xprt, struct rpc_msg *msg)
+{
+	struct svc_rdma_listener *lst = xprt->xp_p1;
+	struct rdma_cm_event *ev;
+
+	while (lst->ech) {
+		if (rdma_get_cm_event(lst->ech, &ev)) {
+			if (errno != EAGAIN && errno != EWOULDBLOCK &&
+			    errno != EINTR)
+				lst_fail(lst, errno);
+			break;
+		}
+
+		shim_log(SHIM_LOG_DEBUG, "server: %s (status %d)",
+			 rdma_event_str(ev->event), ev->status);
+		if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST) {
+			on_connect_request(lst, ev);	/* acks ev */
+			continue;
+		}
+		if (ev->id != lst->id)
+			on_conn_event(ev);
+		rdma_ack_cm_event(ev);
+	}
+	return FALSE;
+}
+
+/* ------------------------------------------------------------------ */
+/* The listener transport                                              */
+/* ------------------------------------------------------------------ */
+
+static enum xprt_stat
+lst_stat(SVCXPRT *xprt)
+{
+	return XPRT_IDLE;
+}
+
+static bool_t
+lst_no_call(SVCXPRT *xprt, xdrproc_t proc, void *where)
+{
+	return FALSE;
+}
+
+static bool_t
+lst_no_reply(SVCXPRT *xprt, struct rpc_msg *msg)
+{
+	return FALSE;
+}
+
+static void
+lst_free(struct svc_rdma_listener *lst)
+{
+	while (lst->conns)
+		sc_destroy(&lst->conns->xprt);
+	if (lst->ech)
+		sockfd_del(lst->ech->fd);
+	if (lst->id)
+		rdma_destroy_id(lst->id);
+	if (lst->ech)
+		rdma_destroy_event_channel(lst->ech);
+	svc_rdma_free_addrs(&lst->xprt);
+	free(lst);
+}
+
+static void
+lst_destroy(SVCXPRT *xprt)
+{
+	/* Only the TCP rendezvous' destruction takes the listener away. */
+	xprt_unregister(xprt);
+}
+
+static bool_t
+lst_control(SVCXPRT *xprt, const u_int rq, void *in)
+{
+	return FALSE;
+}
+
+static const struct xp_ops listener_ops = {
+	.xp_recv = lst_recv,
+	.xp_stat = lst_stat,
+	.xp_getargs = lst_no_call,
+	.xp_reply = lst_no_reply,
+	.xp_freeargs = lst_no_call,
+	.xp_destroy = lst_destroy,
+};
+
+static const struct xp_ops2 listener_ops2 = {
+	.xp_control = lst_control,
+};
+
+/* The TCP rendezvous is going away: take the RDMA listener with it. */
+static void
+tcp_destroyed(SVCXPRT *tcp_xprt, void *arg)
+{
+	struct svc_rdma_listener *lst = arg;
+
+	xprt_unregister(&lst->xprt);
+	lst_free(lst);
+}
+
+static bool
+any_device(void)
+{
+	int n = 0;
+	struct ibv_device **list = ibv_get_device_list(&n);
+
+	if (list)
+		ibv_free_device_list(list);
+	return n > 0;
+}
+
+static bool
+is_wildcard(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET)
+		return ((const struct sockaddr_in *)sa)->sin_addr.s_addr ==
+		       htonl(INADDR_ANY);
+	return IN6_IS_ADDR_UNSPECIFIED(&((const struct sockaddr_in6 *)sa)->sin6_addr);
+}
+
+/* A bound, listening id on lst's channel; -errno with *why set. */
+static int
+lst_bind(struct svc_rdma_listener *lst, const struct sockaddr *addr,
+	 bool v6only, enum rdma_fail *why)
+{
+	int fl;
+
+	fl = fcntl(lst->ech->fd, F_GETFL);
+	if (fl < 0 || fcntl(lst->ech->fd, F_SETFL, fl | O_NONBLOCK) < 0)
+		return -errno;
+	if (rdma_create_id(lst->ech, &lst->id, lst, RDMA_PS_TCP)) {
+		lst->id = NULL;
+		return -errno;
+	}
+	/*
+	 * An IPv6 listener takes IPv6 only when its TCP socket does
+	 * (IPV6_V6ONLY, as libtirpc sets for tcp6), so that the tcp and tcp6
+	 * listeners of one service can both exist on one port.
+	 */
+	if (addr->sa_family == AF_INET6 && v6only) {
+		int one = 1;
+
+		(void)rdma_set_option(lst->id, RDMA_OPTION_ID,
+				      RDMA_OPTION_ID_AFONLY, &one, sizeof(one));
+	}
+	if (rdma_bind_addr(lst->id, (struct sockaddr *)addr)) {
+		*why = errno == EADDRINUSE ? RDMA_FAIL_ERROR : RDMA_FAIL_NOT_RDMA;
+		return -errno;
+	}
+	if (!is_wildcard(addr) && !lst->id->verbs) {
+		/* Bound, but no RDMA device serves this address. */
+		*why = RDMA_FAIL_NOT_RDMA;
+		return -EADDRNOTAVAIL;
+	}
+	if (rdma_listen(lst->id, LISTEN_BACKLOG))
+		return -errno;
+	return 0;
+}
+
+int
+svc_rdma_listen(SVCXPRT *tcp_xprt, const struct sockaddr *addr, u_int sendsz,
+		u_int recvsz, const struct svc_rdma_params *params,
+		struct shim_stats_conn *stats, enum rdma_fail *why)
+{
+	struct svc_rdma_listener *lst;
+	int ret, v6only = 0;
+	socklen_t olen = sizeof(v6only);
+
+	*why = RDMA_FAIL_ERROR;
+	if (addr->sa_family == AF_INET6 &&
+	    getsockopt(tcp_xprt->xp_fd, IPPROTO_IPV6, IPV6_V6ONLY, &v6only,
+		       &olen) < 0)
+		v6only = 0;
+	lst = calloc(1, sizeof(*lst));
+	if (!lst)
+		return -ENOMEM;
+	lst->params = *params;
+
+	lst->ech = rdma_create_event_channel();
+	if (!lst->ech) {
+		ret = -errno;
+		*why = RDMA_FAIL_NO_DEVICE;
+		goto out_free;
+	}
+	if (is_wildcard(addr) && !any_device()) {
+		ret = -ENODEV;
+		*why = RDMA_FAIL_NO_DEVICE;
+		goto out_free;
+	}
+	ret = lst_bind(lst, addr, v6only, why);
+	if (ret)
+		goto out_free;
+
+	lst->xprt.xp_fd = lst->ech->fd;
+	lst->xprt.xp_ops = &listener_ops;
+	lst->xprt.xp_ops2 = &listener_ops2;
+	lst->xprt.xp_p1 = lst;
+	lst->xprt.xp_p3 = lst->ext;
+	lst->xprt.xp_verf = _null_auth;
+	lst->xprt.xp_type = NC_TPI_COTS_ORD;
+	if (!svc_rdma_set_addrs(&lst->xprt, addr, NULL) ||
+	    sockfd_add(lst->xprt.xp_fd, addr, NULL)) {
+		ret = -ENOMEM;
+		goto out_free;
+	}
+	xprt_register(&lst->xprt);
+
+	/* The listener goes away with the TCP rendezvous. */
+	if (svc_hook_destroy(tcp_xprt, tcp_destroyed, lst)) {
+		xprt_unregister(&lst->xprt);
+		ret = -ENOMEM;
+		goto out_free;
+	}
+	lst->stats = stats;
+	(void)sendsz;
+	(void)recvsz;
+	*why = RDMA_FAIL_NONE;
+	return 0;
+
+out_free:
+	lst_free(lst);
+	return ret;
+}

@@ -1,0 +1,273 @@
+/*
+ * The server's receive side (svc_rdma_int.h): completions into a ring of
+ * received buffers, each message's transport header checked, and the
+ * call taken (xp_recv) and its arguments decoded (xp_getargs).
+ *
+ * xp_recv returns one call at a time; xp_stat says XPRT_MOREREQS while
+ * the ring holds more.  A received call is copied out (or its Read chunks
+ * pulled into a pool buffer) and the receive posted again at once.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "svc_rdma_int.h"
+
+/* Longest single sleep: the deadline is checked at least this often. */
+#define SC_SLEEP_MAX_MS 60000
+/* Completions taken per poll. */
+#define SC_POLL_BATCH 16
+
+/* ------------------------------------------------------------------ */
+/* Completions and the receive ring                                    */
+/* ------------------------------------------------------------------ */
+
+static void
+rq_push(struct svc_rdma_conn *sc, uint32_t idx, uint32_t len)
+{
+	unsigned int n = ep_nrecv(sc->ep);
+	unsigned int tail = (sc->rq_head + sc->rq_count) % n;
+
+	sc->rq_idx[tail] = idx;
+	sc->rq_len[tail] = len;
+	sc->rq_count++;
+}
+
+static void
+rq_pop(struct svc_rdma_conn *sc, uint32_t *idx, uint32_t *len)
+{
+	*idx = sc->rq_idx[sc->rq_head];
+	*len = sc->rq_len[sc->rq_head];
+	sc->rq_head = (sc->rq_head + 1) % ep_nrecv(sc->ep);
+	sc->rq_count--;
+}
+
+void
+sc_drain(struct svc_rdma_conn *sc)
+{
+	struct ep *ep = sc->ep;
+	struct ibv_wc wc[SC_POLL_BATCH];
+	int n, k;
+
+	do {
+		n = ep_poll(ep, wc, SC_POLL_BATCH);
+		if (n < 0) {
+			ep_set_dead(ep, EIO);
+			return;
+		}
+		for (k = 0; k < n; k++) {
+			if (EP_WRID_KIND(wc[k].wr_id) == EP_WR_READ &&
+			    sc->reads_inflight)
+				sc->reads_inflight--;
+			if (ep_reap_send(ep, &wc[k]))
+				continue;
+			if (wc[k].status != IBV_WC_SUCCESS) {
+				if (wc[k].status != IBV_WC_WR_FLUSH_ERR)
+					shim_log(SHIM_LOG_WARN,
+						 "server: receive failed: %s",
+						 ibv_wc_status_str(wc[k].status));
+				ep_set_dead(ep, ECONNRESET);
+				continue;
+			}
+			rq_push(sc, EP_WRID_IDX(wc[k].wr_id), wc[k].byte_len);
+		}
+	} while (n > 0);
+}
+
+bool
+sc_sleep(struct svc_rdma_conn *sc, int64_t deadline)
+{
+	struct pollfd pfd = { .fd = ep_comp_fd(sc->ep), .events = POLLIN };
+	int64_t left = deadline - ep_now_ms();
+
+	if (left <= 0)
+		return false;
+	(void)poll(&pfd, 1, (int)(left > SC_SLEEP_MAX_MS ? SC_SLEEP_MAX_MS : left));
+	sc_drain(sc);
+	return true;
+}
+
+bool
+sc_callbuf_reserve(struct svc_rdma_conn *sc, size_t len)
+{
+	uint8_t *nb;
+
+	if (len <= sc->callbuf_cap)
+		return true;
+	nb = realloc(sc->callbuf, len);
+	if (!nb)
+		return false;
+	sc->callbuf = nb;
+	sc->callbuf_cap = len;
+	return true;
+}
+
+/* ------------------------------------------------------------------ */
+/* Header checks                                                       */
+/* ------------------------------------------------------------------ */
+
+/*
+ * The checks of RFC 8166 s5.5 on a received header (decode result ret):
+ * false when the message was answered or dropped and is not a call.
+ */
+static bool
+sc_header_ok(struct svc_rdma_conn *sc, int ret, uint32_t len)
+{
+	const struct rpcrdma_hdr *h = &sc->hdr;
+
+	switch (ret) {
+	case 0:
+		break;
+	case -EMSGSIZE:
+		shim_log(SHIM_LOG_WARN, "server: dropped a %u-octet message", len);
+		return false;
+	case -EPROTONOSUPPORT:
+		if (h->proc == RDMA_ERROR)
+			return false;	/* s5.5: never answer an RDMA_ERROR */
+		/* s5.5.1 */
+		shim_log(SHIM_LOG_WARN,
+			 "server: RPC-over-RDMA version %u from client, answering ERR_VERS",
+			 h->vers);
+		sc_send_error(sc, h->xid, h->vers, RDMA_ERR_VERS);
+		return false;
+	default:
+		/* s5.5.2; s5.6: RDMA_MSGP and RDMA_DONE land here too. */
+		if (h->proc == RDMA_ERROR)
+			return false;
+		shim_log(SHIM_LOG_WARN,
+			 "server: malformed header (%s) for xid 0x%08x, answering BADHEADER",
+			 rpcrdma_proc_name(h->proc), h->xid);
+		sc_send_error(sc, h->xid, h->vers, RDMA_ERR_BADHEADER);
+		return false;
+	}
+
+	if (h->proc == RDMA_ERROR) {
+		shim_log(SHIM_LOG_DEBUG, "server: client sent RDMA_ERROR for xid 0x%08x",
+			 h->xid);
+		return false;
+	}
+	if (h->proc == RDMA_NOMSG &&
+	    (!h->nreads || h->reads[0].position != 0)) {
+		/* s5.2.4: a call without a payload stream must carry it. */
+		shim_log(SHIM_LOG_WARN,
+			 "server: RDMA_NOMSG without a position-zero Read chunk for xid 0x%08x",
+			 h->xid);
+		sc_send_error(sc, h->xid, h->vers, RDMA_ERR_BADHEADER);
+		return false;
+	}
+	return true;
+}
+
+/* A call with Read chunks: 0 with the call, or answered (-errno). */
+static int
+sc_take_chunked(struct svc_rdma_conn *sc, const uint8_t *inl, size_t inl_len,
+		uint8_t **call, size_t *clen)
+{
+	int ret = sc_gather_call(sc, inl, inl_len, call, clen);
+
+	if (ret == 0 || ep_dead(sc->ep))
+		return ret;
+	if (ret == -EMSGSIZE)
+		shim_log(SHIM_LOG_WARN,
+			 "server: call for xid 0x%08x exceeds max_call (%llu octets)",
+			 sc->hdr.xid, (unsigned long long)sc->lst->params.max_call);
+	else
+		shim_log(SHIM_LOG_WARN,
+			 "server: Read chunks of xid 0x%08x do not fit the call",
+			 sc->hdr.xid);
+	sc_call_done(sc);
+	sc_send_error(sc, sc->hdr.xid, sc->hdr.vers, RDMA_ERR_BADHEADER);
+	return ret;
+}
+
+/*
+ * Take one received message.  Returns true with a call ready to decode
+ * at *call (*clen octets), false when the message was consumed otherwise
+ * (an error answered, a stray message dropped).  Its receive buffer is
+ * posted again either way.
+ */
+static bool
+sc_take_message(struct svc_rdma_conn *sc, uint8_t **call, size_t *clen)
+{
+	struct ep *ep = sc->ep;
+	uint32_t idx, len;
+	const uint8_t *buf;
+	bool ok;
+
+	rq_pop(sc, &idx, &len);
+	buf = ep_recv_buf(ep, idx);
+	ok = sc_header_ok(sc, rpcrdma_hdr_decode(buf, len, &sc->hdr), len);
+	if (ok && sc->hdr.nreads) {
+		ok = sc_take_chunked(sc, buf + sc->hdr.hdrlen,
+				     len - sc->hdr.hdrlen, call, clen) == 0;
+	} else if (ok) {
+		*clen = len - sc->hdr.hdrlen;
+		if (sc_callbuf_reserve(sc, *clen)) {
+			memcpy(sc->callbuf, buf + sc->hdr.hdrlen, *clen);
+			*call = sc->callbuf;
+		} else {
+			sc_send_error(sc, sc->hdr.xid, sc->hdr.vers,
+				      RDMA_ERR_BADHEADER);
+			ok = false;
+		}
+	}
+	(void)ep_post_recv(ep, idx);
+	return ok;
+}
+
+/* ------------------------------------------------------------------ */
+/* xp_recv, xp_getargs                                                 */
+/* ------------------------------------------------------------------ */
+
+bool_t
+sc_recv(SVCXPRT *xprt, struct rpc_msg *msg)
+{
+	struct svc_rdma_conn *sc = sc_of(xprt);
+	uint8_t *call;
+	size_t clen;
+
+	sc_call_done(sc);
+	sc_drain(sc);
+	while (sc->rq_count && !ep_dead(sc->ep)) {
+		if (!sc_take_message(sc, &call, &clen))
+			continue;
+		xdrmem_create(&sc->xdrs, (char *)call, (u_int)clen, XDR_DECODE);
+		if (!xdr_callmsg(&sc->xdrs, msg) || msg->rm_xid != sc->hdr.xid) {
+			/* s5.5.2: the RPC XID must match the transport's. */
+			shim_log(SHIM_LOG_WARN,
+				 "server: undecodable call for xid 0x%08x, answering BADHEADER",
+				 sc->hdr.xid);
+			sc_call_done(sc);
+			sc_send_error(sc, sc->hdr.xid, sc->hdr.vers,
+				      RDMA_ERR_BADHEADER);
+			continue;
+		}
+		sc->xid = msg->rm_xid;
+		sc->in_call = true;
+		SHIM_STATS_ADD(sc->stats, calls, 1);
+		SHIM_STATS_ADD(sc->stats, bytes_in, clen);
+		if (sc->hdr.nreads)
+			SHIM_STATS_ADD(sc->stats, long_in, 1);
+		return TRUE;
+	}
+	return FALSE;
+}
+
+bool_t
+sc_getargs(SVCXPRT *xprt, xdrproc_t xdr_args, void *args_ptr)
+{
+	struct svc_rdma_conn *sc = sc_of(xprt);
+
+	if (!sc->in_call)
+		return FALSE;
+	return SVCAUTH_UNWRAP(&SVC_XP_AUTH(xprt), &sc->xdrs, xdr_args, args_ptr);
+}
+
+bool_t
+sc_freeargs(SVCXPRT *xprt, xdrproc_t xdr_args, void *args_ptr)
+{
+	xdr_free(xdr_args, args_ptr);
+	return TRUE;
+}
