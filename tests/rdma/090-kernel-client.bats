@@ -54,6 +54,18 @@ assert_stat_rdma_calls() {
 $doc"
 }
 
+# assert_stat_server JQ WHAT: the server's one RDMA connection from the
+# kernel satisfies JQ (a condition on its rpcrdma-stat -j record).
+assert_stat_server() {
+	local cond=$1 what=$2 doc
+	doc=$("$RPCRDMA_TEST_STAT" -j -p "$SERVER_PID") || fail "rpcrdma-stat -j -p $SERVER_PID failed"
+	jq -e "[.processes[].transports[]
+		| select(.role == \"server\" and .transport == \"rdma\")
+		| select($cond)] | length == 1" <<<"$doc" >/dev/null ||
+		fail "rpcrdma-stat: the server's RDMA connection does not show $what:
+$doc"
+}
+
 @test "the kernel mounts the user-space server over RDMA: xprt rdma, 1 MiB transfers from FSINFO" {
 	nfs_use rdma
 	run mount_line "$MNT"
@@ -119,7 +131,13 @@ files_both_ways() {
 	run stat -c '%s %n' "$W/direct.$BIG" "$W/buffered.4097"
 	assert_line "$BIG $W/direct.$BIG"
 	assert_line "4097 $W/buffered.4097"
-	[[ $xprt == tcp ]] || assert_stat_rdma_calls 200
+	[[ $xprt == tcp ]] && return
+	assert_stat_rdma_calls 200
+	# WRITE data came in Read chunks, READ data went out in Write chunks,
+	# and replies invalidated the kernel's registrations (RFC 8797 R=1).
+	assert_stat_server '.read_chunk_bytes >= 67108864 and
+		.write_chunk_bytes >= 67108864 and .send_inv > 0' \
+		"64 MiB or more each way through chunks, replies With Invalidate"
 }
 
 @test "rdma: files of 0 B to 64 MiB, buffered and O_DIRECT, byte-exact both ways" {
@@ -168,6 +186,9 @@ big_directory() {
 			fail "listing $round while the directory changed: entries missing or twice (above)"
 	done
 	_stop_pid "$churn"
+	# READDIRPLUS replies of 2000 entries do not fit inline.
+	[[ $xprt == tcp ]] ||
+		assert_stat_server '.reply_chunk_bytes > 0' "replies through Reply chunks"
 }
 
 @test "rdma: ls -l of a 2000-entry directory, names and sizes right, also while it changes" {
