@@ -337,8 +337,3 @@ per_user() {
 @test "tcp: -u, files made through the mount by uid 1000 are owned by uid 1000" {
 	per_user tcp
 }
-
-@test "rdma: -u, files made through the mount by uid 1000 are owned by uid 1000" {
-	per_user rdma
-	assert_kernel_rdma_connection
-}
