@@ -53,3 +53,50 @@ BENCH=$RPCRDMA_SRC_DIR/tools/rpcrdma-bench
 	assert_failure 1
 	assert_output --partial "is missing: build first"
 }
+
+# tools/nfs-bench (the kernel's NFS client against nfstest-server and the
+# kernel's nfsd): the same conventions.
+NFS_BENCH=$RPCRDMA_SRC_DIR/tools/nfs-bench
+
+@test "nfs-bench --help lists the options and the measurements" {
+	run "$NFS_BENCH" --help
+	assert_success
+	assert_line --regexp '^Usage: tools/nfs-bench '
+	local opt what
+	for opt in --mtu --cpus --size --seconds --runs --quick; do
+		assert_line --regexp "^  $opt( |$)"
+	done
+	for what in "write MB/s" "read MB/s" "4k IOPS" "ls -l s"; do
+		assert_line --regexp "^  $what +[a-zA-Z0-9]"
+	done
+}
+
+@test "nfs-bench: usage errors exit 2 with one line saying what is wrong" {
+	local -a bad
+	local args
+	bad=(
+		"--frobnicate|unknown option: --frobnicate"
+		"--size 0|--size: not a number of MiB from 1 to 512: 0"
+		"--size 1024|--size: not a number of MiB from 1 to 512: 1024"
+		"--seconds x|--seconds: not a number from 1 to 99: x"
+		"--mtu 576|--mtu: not an MTU from 1280 to 65535: 576"
+		"--cpus 0|--cpus: not a number from 1 to 9: 0"
+		"--runs|--runs needs a value"
+		"build extra|unexpected argument: extra"
+		"$BATS_TEST_TMPDIR/nosuchdir|no build directory $BATS_TEST_TMPDIR/nosuchdir: run tools/setup first"
+	)
+	for args in "${bad[@]}"; do
+		# shellcheck disable=SC2086 # the arguments split on purpose
+		run "$NFS_BENCH" ${args%%|*}
+		[ "$status" -eq 2 ] || fail "'${args%%|*}': exit $status, not 2: $output"
+		assert_line --index 0 "nfs-bench: ${args#*|}"
+		assert_line --index 1 "Try 'tools/nfs-bench --help'."
+	done
+}
+
+@test "nfs-bench: a build directory without nfstest-server is refused" {
+	mkdir -p "$BATS_TEST_TMPDIR/empty"
+	run "$NFS_BENCH" --quick "$BATS_TEST_TMPDIR/empty"
+	assert_failure 1
+	assert_output --partial "is missing: build first"
+}
