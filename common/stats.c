@@ -196,3 +196,17 @@ shim_stats_fallback(unsigned int reason)
 	if (f && reason < SHIM_STATS_REASONS)
 		shim_stats_add(&f->fallbacks[reason], 1);
 }
+
+void
+shim_stats_pinned(uint64_t used, uint64_t total, uint64_t peak,
+		  uint64_t refused)
+{
+	struct shim_stats_file *f = stats_get();
+
+	if (!f)
+		return;
+	__atomic_store_n(&f->pinned_used, used, __ATOMIC_RELAXED);
+	__atomic_store_n(&f->pinned_total, total, __ATOMIC_RELAXED);
+	__atomic_store_n(&f->pinned_peak, peak, __ATOMIC_RELAXED);
+	__atomic_store_n(&f->pinned_refused, refused, __ATOMIC_RELAXED);
+}

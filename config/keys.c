@@ -101,18 +101,27 @@ const struct shim_config_key shim_config_keys[] = {
 	  .range = "must be from 0 to 86400 seconds",
 	  .unit = "(optional suffix s or m)",
 	  .doc = "how long a peer RDMA failed for goes straight to TCP (0: off)" },
-	/* max_reply is registered for every call; max_call only bounds a call. */
+	/*
+	 * max_reply is registered for every call in flight; max_call only
+	 * bounds a call.  1M: the largest NFS READ or READDIR reply, with
+	 * room for the RPC header on top (EP_MSG_HDR_SLACK).
+	 */
 	{ .name = "max_reply", .type = SHIM_KEY_NUMBER, FIELD(max_reply),
-	  .def = 64ull << 20, MESSAGE_SIZE,
+	  .def = 1ull << 20, MESSAGE_SIZE,
 	  .doc = "the Reply chunk every call offers: the largest reply accepted" },
 	{ .name = "max_call", .type = SHIM_KEY_NUMBER, FIELD(max_call),
-	  .def = 1ull << 30, MESSAGE_SIZE,
+	  .def = 4ull << 20, MESSAGE_SIZE,
 	  .doc = "the largest call a server accepts" },
 	{ .name = "write_chunk", .type = SHIM_KEY_NUMBER, FIELD(write_chunk),
 	  .def = 0, .units = units_bytes, .min = 0, .max = 1ull << 30,
 	  .range = "must be from 0 (none) to 1073741824 (1G) bytes",
 	  .unit = BYTES_UNIT,
 	  .doc = "the Write chunk every call offers (0: none)" },
+	{ .name = "max_pinned", .type = SHIM_KEY_NUMBER, FIELD(max_pinned),
+	  .def = 0, .units = units_bytes, .min = 0, .max = 1ull << 40,
+	  .range = "must be 0 (from ulimit -l) or a size up to 1099511627776 (1024G) bytes",
+	  .unit = BYTES_UNIT,
+	  .doc = "registered memory the process may use for RDMA (0: 3/4 of ulimit -l)" },
 	{ .name = "remote_invalidate", .type = SHIM_KEY_BOOL,
 	  FIELD(remote_invalidate), .def = true, .range = BOOL_RANGE,
 	  .doc = "allow Send With Invalidate (RFC 8797) where it is safe" },

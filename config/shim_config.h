@@ -107,6 +107,7 @@ struct shim_config {
 	uint64_t max_reply;		/* bytes */
 	uint64_t max_call;		/* bytes */
 	uint64_t write_chunk;		/* bytes of Write chunk offered, 0: none */
+	uint64_t max_pinned;		/* registered bytes, 0: from RLIMIT_MEMLOCK */
 	bool remote_invalidate;
 	enum shim_log_level log_level;
 	enum shim_log_dest log_dest;
