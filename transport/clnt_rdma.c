@@ -11,10 +11,11 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
+#include "budget.h"
 #include "clnt_rdma.h"
 #include "clnt_rdma_int.h"
 #include "common/log.h"
@@ -50,6 +51,33 @@ ct_wait_failed(struct ct_rdma *ct)
 	int dead = ep_dead(ct->ct_ep);
 
 	return ct_fail(ct, dead ? RPC_CANTRECV : RPC_TIMEDOUT, dead);
+}
+
+/* Registered octets one call needs: Reply chunk, call, Write chunk. */
+static uint64_t
+ct_call_need(const struct ct_rdma *ct)
+{
+	uint64_t n = rdma_pool_class(ct->ct_max_reply) + RDMA_POOL_MIN;
+
+	if (ct->ct_write_chunk)
+		n += rdma_pool_class(ct->ct_write_chunk);
+	return n;
+}
+
+/* Say why memory for what was refused: the budget, or the kernel. */
+static void
+ct_log_memory(const char *what, uint64_t need)
+{
+	char needs[64] = "";
+
+	if (need)
+		snprintf(needs, sizeof(needs), " (%llu KiB)",
+			 (unsigned long long)(need >> 10));
+	shim_log(SHIM_LOG_WARN,
+		 "client: no registered memory for %s%s: %llu of %llu KiB of max_pinned in use, %llu KiB idle in the pool; raise max_pinned (and ulimit -l) or lower max_reply",
+		 what, needs, (unsigned long long)(budget_used() >> 10),
+		 (unsigned long long)(budget_total() >> 10),
+		 (unsigned long long)(rdma_pool_idle_bytes() >> 10));
 }
 
 /* The call is sent: wait for its reply and fence its memory. */
@@ -110,9 +138,7 @@ ct_call_once(CLIENT *cl, struct ct_rdma *ct, rpcproc_t proc,
 		return ct_fail(ct, ep_dead(ep) ? RPC_CANTSEND : RPC_TIMEDOUT,
 			       ep_dead(ep));
 	if (ct_slot_buffers(ct, &ct->ct_slots[s])) {
-		shim_log(SHIM_LOG_WARN,
-			 "client: cannot register %llu octets for replies (memlock limit?)",
-			 (unsigned long long)ct->ct_max_reply);
+		ct_log_memory("a call", ct_call_need(ct));
 		return ct_fail(ct, RPC_CANTSEND, ENOMEM);
 	}
 
@@ -121,10 +147,16 @@ ct_call_once(CLIENT *cl, struct ct_rdma *ct, rpcproc_t proc,
 
 	ret = ct_encode_call(cl, ct, &ct->ct_slots[s], proc, xdr_args,
 			     args_ptr, &len);
+	if (ret == -ENOMEM) {
+		ct_log_memory("a call's arguments", 0);
+		return ct_fail(ct, RPC_CANTSEND, ENOMEM);
+	}
 	if (ret)
 		return ct_fail(ct, RPC_CANTENCODEARGS,
 			       ret == -EMSGSIZE ? EMSGSIZE : 0);
 	ret = ct_send_call(ct, (unsigned int)s, x_id, len, deadline);
+	if (ret == -ENOMEM)
+		ct_log_memory("a call's receive and header", 0);
 	if (ret) {
 		/* Nothing reached the server: nothing stays exposed. */
 		ct_fence_now(ct, (unsigned int)s);
@@ -171,6 +203,7 @@ clnt_rdma_call(CLIENT *cl, rpcproc_t proc, xdrproc_t xdr_args, void *args_ptr,
 		st = ct_call_once(cl, ct, proc, xdr_args, args_ptr, xdr_results,
 				  results_ptr, timeout, &refreshes, &refresh);
 	} while (refresh);
+	ct_slots_idle(ct);
 
 	SHIM_STATS_ADD(ct->ct_stats, calls, 1);
 	if (st == RPC_TIMEDOUT)
@@ -409,30 +442,6 @@ bound_source(int fd, const struct sockaddr *dst, struct sockaddr_storage *local)
 	return NULL;
 }
 
-/*
- * The first call's memory now: a process whose locked-memory limit
- * cannot hold max_reply falls back to TCP here rather than fail every
- * call.
- */
-static int
-ct_first_buffers(struct ct_rdma *ct)
-{
-	struct rlimit rl;
-
-	if (ct_slot_buffers(ct, &ct->ct_slots[0]) == 0)
-		return 0;
-	if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
-		shim_log(SHIM_LOG_WARN,
-			 "client: cannot register %llu octets for replies: the locked-memory limit is %llu KiB (ulimit -l); lower max_reply or raise the limit",
-			 (unsigned long long)ct->ct_max_reply,
-			 (unsigned long long)rl.rlim_cur / 1024);
-	else
-		shim_log(SHIM_LOG_WARN,
-			 "client: cannot register %llu octets for replies",
-			 (unsigned long long)ct->ct_max_reply);
-	return -ENOMEM;
-}
-
 /* Serialize the constant part of the call header once. */
 static int
 ct_call_header(struct ct_rdma *ct, rpcprog_t prog, rpcvers_t vers)
@@ -487,12 +496,6 @@ clnt_rdma_create(int fd, const struct netbuf *raddr, const struct sockaddr *dst,
 	memcpy(ct->ct_addr.buf, raddr->buf, raddr->len);
 	ct->ct_addr.len = ct->ct_addr.maxlen = raddr->len;
 
-	ret = ep_connect(dst, bound_source(fd, dst, &local),
-			 p->connect_timeout_ms, &attr, &ct->ct_ep, why);
-	if (ret) {
-		*err = -ret;
-		goto out_free;
-	}
 	/*
 	 * The Reply chunk covers the largest reply accepted: max_reply, or
 	 * the recvsz the program asked for when that is larger.
@@ -503,6 +506,29 @@ clnt_rdma_create(int fd, const struct netbuf *raddr, const struct sockaddr *dst,
 			     p->write_chunk;
 	if (ct->ct_max_reply > UINT32_MAX)
 		ct->ct_max_reply = UINT32_MAX;
+
+	/*
+	 * Before connecting: the memory of one call (and of a block of
+	 * shared receives and send buffers) must fit what the budget can
+	 * give.  Nothing is registered until the first call.
+	 */
+	budget_setup(p->max_pinned);
+	if (rdma_mem_available() < ct_call_need(ct) + CT_SHARED_NEED) {
+		ct_log_memory("the calls of a new client",
+			      ct_call_need(ct) + CT_SHARED_NEED);
+		*why = RDMA_FAIL_MEMLOCK;
+		*err = ENOMEM;
+		goto out_free;
+	}
+
+	ret = ep_connect(dst, bound_source(fd, dst, &local),
+			 p->connect_timeout_ms, &attr, &ct->ct_ep, why);
+	if (ret) {
+		*err = -ret;
+		if (*why == RDMA_FAIL_MEMLOCK)
+			ct_log_memory("its receives", 0);
+		goto out_free;
+	}
 
 	/* One window per chunk and slot, where the device has them. */
 	if (ep_dev(ct->ct_ep)->mw_type2 && ct_windows_alloc(ct)) {
@@ -516,11 +542,6 @@ clnt_rdma_create(int fd, const struct netbuf *raddr, const struct sockaddr *dst,
 			goto out_nomem;
 		shim_log(SHIM_LOG_DEBUG,
 			 "client: no memory windows, registering per call");
-	}
-	if (ct_first_buffers(ct)) {
-		*why = RDMA_FAIL_MEMLOCK;
-		*err = ENOMEM;
-		goto out_free;
 	}
 	ct->ct_granted = 1;	/* s4.3.3: one credit until a reply says more */
 	ct->ct_credits_req = p->credits;

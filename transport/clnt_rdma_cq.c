@@ -8,7 +8,6 @@
  * completion is taken.
  */
 #include <errno.h>
-#include <poll.h>
 
 #include "clnt_rdma_int.h"
 #include "common/log.h"
@@ -21,17 +20,22 @@ ct_credit_window(const struct ct_rdma *ct)
 {
 	unsigned int w = ct->ct_granted;
 
-	if (w > ep_nrecv(ct->ct_ep))
-		w = ep_nrecv(ct->ct_ep);
+	if (w > ct->ct_credits_req)
+		w = ct->ct_credits_req;
 	return w ? w : 1;
 }
 
-/* A reply-sized buffer came back to us: account for it (s4.3.1). */
+/*
+ * A reply came back to us: one call fewer in flight, and its receive
+ * reservation goes back to the shared queue (s4.3.1).
+ */
 void
 ct_reply_arrived(struct ct_rdma *ct, uint32_t credits)
 {
-	if (ct->ct_outstanding)
+	if (ct->ct_outstanding) {
 		ct->ct_outstanding--;
+		ep_recv_unreserve(ct->ct_ep, 1);
+	}
 	/* s4.3.1: a granted value of zero is invalid; never deadlock on it. */
 	ct->ct_granted = credits ? credits : 1;
 	if (ct->ct_stats && ct->ct_stats->credits != ct->ct_granted)
@@ -148,30 +152,18 @@ ct_completion(struct ct_rdma *ct, const struct ibv_wc *wc,
 }
 
 /*
- * Sleep until the completion or the RDMA-CM channel is readable, or the
- * deadline.  Returns 0, -ETIMEDOUT, or -errno when poll failed.
+ * Sleep until a completion or a connection event may be there (the
+ * endpoint's shared channels), or the deadline.  Returns 0, -ETIMEDOUT,
+ * or -errno when the channels failed.
  */
 static int
 ct_sleep(struct ct_rdma *ct, int64_t deadline)
 {
-	struct ep *ep = ct->ct_ep;
-	struct pollfd pfd[2] = {
-		{ .fd = ep_comp_fd(ep), .events = POLLIN },
-		{ .fd = ep_cm_fd(ep), .events = POLLIN },
-	};
-	int64_t left = deadline - ep_now_ms();
-	int ret;
+	int64_t cap = ep_now_ms() + CT_SLEEP_MAX_MS;
+	int ret = ep_wait(ct->ct_ep, deadline < cap ? deadline : cap);
 
-	if (left <= 0)
-		return -ETIMEDOUT;
-	ret = poll(pfd, 2, (int)(left > CT_SLEEP_MAX_MS ? CT_SLEEP_MAX_MS : left));
-	if (ret < 0 && errno != EINTR) {
-		ep_set_dead(ep, errno);
-		return -ep_dead(ep);
-	}
-	if (ret > 0 && pfd[1].revents)
-		ep_cm_drain(ep);
-	return 0;
+	/* Only the caller's deadline ends the wait. */
+	return ret == -ETIMEDOUT && cap < deadline ? 0 : ret;
 }
 
 static int

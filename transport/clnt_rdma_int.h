@@ -29,9 +29,17 @@
 
 /* Room for the serialized call header: xid, direction, rpcvers, prog, vers. */
 #define MCALL_MSG_SIZE 24
-/* Header send buffers: transport headers only, never payload. */
+/*
+ * Send contexts (Sends in flight) and the size of their buffers, taken
+ * per call from the device's slab: transport headers only, never payload.
+ */
 #define CT_NSEND 8
 #define CT_SEND_BUF 1024
+/*
+ * Registered memory a client may need besides its calls' own: a block of
+ * shared receives and a chunk of send buffers, when none is spare yet.
+ */
+#define CT_SHARED_NEED ((uint64_t)128 << 10)
 /* Call slots: the active call plus timed-out calls still exposed. */
 #define CT_SLOTS 3
 /* Bound on invalidating a window once the reply is in. */
@@ -129,8 +137,13 @@ ct_fail(struct ct_rdma *ct, enum clnt_stat st, int err)
 int ct_windows_alloc(struct ct_rdma *ct);
 /* Windows, registrations and pool buffers of every slot. */
 void ct_slots_release(struct ct_rdma *ct);
-/* The slot's pool buffers (call, Reply chunk, Write chunk); -ENOMEM. */
+/*
+ * The slot's pool buffers (call, Reply chunk, Write chunk) for a call;
+ * -ENOMEM when the budget cannot cover them.
+ */
 int ct_slot_buffers(struct ct_rdma *ct, struct ct_slot *slot);
+/* Free slots give their buffers back to the pool (after each call). */
+void ct_slots_idle(struct ct_rdma *ct);
 
 /*
  * Expose slot s's chunks for a call of len octets: with memory windows,
@@ -170,15 +183,17 @@ void ct_orphan_replied(struct ct_rdma *ct, uint32_t xid, uint32_t inv_rkey);
 /*
  * Encode the RPC call into the slot's call buffer (grown from the pool as
  * needed): the serialized header, proc, credentials and arguments.
- * Returns 0 with *len, -EMSGSIZE when it cannot grow, -EINVAL otherwise.
+ * Returns 0 with *len, -EMSGSIZE beyond what a call may be, -ENOMEM when
+ * the pool cannot give a larger buffer, -EINVAL otherwise.
  */
 int ct_encode_call(CLIENT *cl, struct ct_rdma *ct, struct ct_slot *slot,
 		   rpcproc_t proc, xdrproc_t xdr_args, void *args_ptr,
 		   size_t *len);
 /*
- * Expose the slot's memory and send its call of len octets as xid.
- * Returns 0, -ETIMEDOUT when no room came free by the deadline, or
- * another negative errno.
+ * Reserve the reply's receive, expose the slot's memory and send its call
+ * of len octets as xid.  Returns 0, -ETIMEDOUT when no room came free by
+ * the deadline, -ENOMEM when no receive or send buffer could be
+ * registered, or another negative errno.
  */
 int ct_send_call(struct ct_rdma *ct, unsigned int s, uint32_t xid,
 		 size_t len, int64_t deadline);

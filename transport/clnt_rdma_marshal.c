@@ -8,7 +8,8 @@
  * payload gathered in one Send; otherwise as RDMA_NOMSG with a
  * position-zero Read chunk (RFC 8166 s4.5.3).  Every call offers a Reply
  * chunk of max_reply octets (s5.3.3: the reply size is not known in
- * advance), so replies of any size up to that work.
+ * advance), so replies of any size up to that work.  Its memory comes from
+ * the pool for the call and goes back after it (ct_slots_idle).
  */
 #include <errno.h>
 #include <string.h>
@@ -25,6 +26,7 @@
 struct ct_grow_ctx {
 	struct ct_rdma *ct;
 	struct ct_slot *slot;
+	bool nomem;		/* the pool could not give a buffer */
 };
 
 /* Move the call being encoded into a bigger pool buffer. */
@@ -35,8 +37,10 @@ ct_callbuf_grow(struct xdr_grow *g, size_t need)
 	struct rdma_dev *dev = ep_dev(gc->ct->ct_ep);
 	struct rdma_pbuf *nb = rdma_pool_get(dev, need);
 
-	if (!nb)
+	if (!nb) {
+		gc->nomem = true;
 		return false;
+	}
 	memcpy(nb->buf.addr, g->buf, g->len);
 	rdma_pool_put(dev, gc->slot->callbuf);
 	gc->slot->callbuf = nb;
@@ -65,7 +69,7 @@ ct_encode_call(CLIENT *cl, struct ct_rdma *ct, struct ct_slot *slot,
 	    !XDR_PUTINT32(&xdrs, (int32_t *)&proc32) ||
 	    !AUTH_MARSHALL(cl->cl_auth, &xdrs) ||
 	    !AUTH_WRAP(cl->cl_auth, &xdrs, xdr_args, args_ptr))
-		return g.overflow ? -EMSGSIZE : -EINVAL;
+		return g.overflow ? -EMSGSIZE : gc.nomem ? -ENOMEM : -EINVAL;
 	*len = g.len;
 	return 0;
 }
@@ -137,7 +141,7 @@ ct_get_send(struct ct_rdma *ct, int64_t deadline)
 
 	for (;;) {
 		sidx = ep_get_send(ep);
-		if (sidx >= 0)
+		if (sidx >= 0 || sidx == -ENOMEM)
 			return sidx;
 		if (ct_wait_room(ct, deadline))
 			return ep_dead(ep) ? -ep_dead(ep) : -ETIMEDOUT;
@@ -156,16 +160,21 @@ ct_send_call(struct ct_rdma *ct, unsigned int s, uint32_t xid, size_t len,
 	ssize_t hdrlen;
 	int nbinds, sidx, ret;
 
+	/* s4.3.1: the reply will find a posted receive. */
+	ret = ep_recv_reserve(ep, deadline);
+	if (ret)
+		return ret;
 	nbinds = ct_expose_call(ct, s, long_call, len, binds);
-	if (nbinds < 0)
-		return nbinds;
-	sidx = ct_get_send(ct, deadline);
-	if (sidx < 0)
+	sidx = nbinds < 0 ? nbinds : ct_get_send(ct, deadline);
+	if (sidx < 0) {
+		ep_recv_unreserve(ep, 1);
 		return sidx;
+	}
 	hdrlen = ct_encode_header(ct, ep_send_buf(ep, (uint32_t)sidx), xid,
 				  slot, len, long_call);
 	if (hdrlen < 0) {
 		ep_put_send(ep, (uint32_t)sidx);
+		ep_recv_unreserve(ep, 1);
 		return (int)hdrlen;
 	}
 	sge[0] = ep_hdr_sge(ep, (uint32_t)sidx, (uint32_t)hdrlen);
@@ -184,6 +193,7 @@ ct_send_call(struct ct_rdma *ct, unsigned int s, uint32_t xid, size_t len,
 	}
 	if (ret) {
 		ep_put_send(ep, (uint32_t)sidx);
+		ep_recv_unreserve(ep, 1);
 		return ret;
 	}
 	ct_exposed(ct, s, long_call);

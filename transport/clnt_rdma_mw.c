@@ -82,6 +82,25 @@ ct_slots_release(struct ct_rdma *ct)
 	}
 }
 
+/* A free slot's buffers go back to the pool: idle clients hold none. */
+void
+ct_slots_idle(struct ct_rdma *ct)
+{
+	struct rdma_dev *dev = ep_dev(ct->ct_ep);
+	unsigned int s;
+
+	for (s = 0; s < CT_SLOTS; s++) {
+		struct ct_slot *slot = &ct->ct_slots[s];
+
+		if (slot->state != SLOT_FREE)
+			continue;
+		rdma_pool_put(dev, slot->callbuf);
+		rdma_pool_put(dev, slot->replybuf);
+		rdma_pool_put(dev, slot->ddpbuf);
+		slot->callbuf = slot->replybuf = slot->ddpbuf = NULL;
+	}
+}
+
 int
 ct_slot_buffers(struct ct_rdma *ct, struct ct_slot *slot)
 {

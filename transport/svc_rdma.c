@@ -11,16 +11,23 @@
  *               xp_reply sends its reply (svc_rdma_sendto.c).
  *
  * Everything runs in the program's svc_run() thread, as libtirpc's own
- * transports do.  A received call is copied out of its receive buffer and
- * the buffer is posted again at once, so the credits granted are always
- * backed by posted receives (RFC 8166 s4.3.1).  A connection that fails
- * is flushed: its completion channel wakes, xp_stat says XPRT_DIED, and
- * libtirpc destroys it.
+ * transports do.  Each connection's credits are reserved in the device's
+ * shared receive queue when it is accepted (sc_grant says how many the
+ * budget affords), and a received call is copied out of its receive
+ * buffer and the buffer posted again at once, so the credits granted are
+ * always backed by posted receives (RFC 8166 s4.3.1).  A connection that
+ * fails is flushed: its completion channel wakes, xp_stat says
+ * XPRT_DIED, and libtirpc destroys it.
  */
+
+/* Server connections of the process (for the credits of new ones). */
+static unsigned int sc_live;
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
+#include "budget.h"
 #include "common/log.h"
 #include "common/sockaddr.h"
 #include "sockfd.h"
@@ -72,13 +79,35 @@ sc_fail(struct svc_rdma_conn *sc, int err, const char *why)
 	ep_disconnect(sc->ep);
 }
 
+/* Give a buffer RDMA may still target back only once nothing can. */
+static void
+sc_pool_done(struct svc_rdma_conn *sc, struct rdma_pbuf **pb)
+{
+	if (!*pb || ep_dead(sc->ep))
+		return;
+	rdma_pool_put(ep_dev(sc->ep), *pb);
+	*pb = NULL;
+}
+
 void
 sc_call_done(struct svc_rdma_conn *sc)
 {
 	sc->in_call = false;
-	if (sc->call_pb && !ep_dead(sc->ep)) {
-		rdma_pool_put(ep_dev(sc->ep), sc->call_pb);
-		sc->call_pb = NULL;
+	sc_pool_done(sc, &sc->call_pb);
+	sc_pool_done(sc, &sc->bounce);
+	free(sc->call_heap);
+	sc->call_heap = NULL;
+	sc->call_data = NULL;
+	free(sc->reply_heap);
+	sc->reply_heap = NULL;
+	sc->reply_heap_cap = 0;
+	free(sc->ddp_heap);
+	sc->ddp_heap = NULL;
+	/* A large rebuilt call's buffer does not stay with an idle connection. */
+	if (sc->callbuf_cap > SC_CALLBUF_KEEP) {
+		free(sc->callbuf);
+		sc->callbuf = NULL;
+		sc->callbuf_cap = 0;
 	}
 }
 
@@ -105,7 +134,20 @@ sc_free(struct svc_rdma_conn *sc)
 	free(sc->rq_idx);
 	free(sc->rq_len);
 	free(sc->callbuf);
+	free(sc->call_heap);
+	free(sc->reply_heap);
+	free(sc->ddp_heap);
 	free(sc);
+}
+
+/* Receives taken but not served go back to the shared queue. */
+static void
+sc_ring_release(struct svc_rdma_conn *sc)
+{
+	for (; sc->rq_count; sc->rq_count--) {
+		(void)ep_post_recv(sc->ep, sc->rq_idx[sc->rq_head]);
+		sc->rq_head = (sc->rq_head + 1) % sc->credits;
+	}
 }
 
 void
@@ -125,9 +167,12 @@ sc_destroy(SVCXPRT *xprt)
 	shim_stats_close(sc->stats);
 	sockfd_del(xprt->xp_fd);
 	ep_disconnect(sc->ep);
+	sc_ring_release(sc);
 	/* Read targets are released once the queue pair is gone. */
 	ep_hold(sc->ep, sc->call_pb);
+	ep_hold(sc->ep, sc->bounce);
 	ep_destroy(sc->ep);
+	__atomic_fetch_sub(&sc_live, 1, __ATOMIC_RELAXED);
 	sc_free(sc);
 }
 
@@ -179,18 +224,47 @@ sc_publish(struct svc_rdma_conn *sc)
 		return;
 	sc->stats->inline_send = ep_send_max(ep);
 	sc->stats->inline_recv = ep_recv_max(ep);
-	sc->stats->credits = sc->lst->params.credits;
+	sc->stats->credits = sc->credits;
 	sc->stats->rinv = ep_rinv(ep);
 	sc->stats->peer_pdata = ep_peer_pdata(ep);
 	shim_stats_publish(sc->stats);
 }
 
+/* Connections this process may still accept: one descriptor each. */
+static unsigned int
+sc_future(void)
+{
+	unsigned int plan = SC_PLAN_MAX, live;
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < plan)
+		plan = (unsigned int)rl.rlim_cur;
+	live = __atomic_load_n(&sc_live, __ATOMIC_RELAXED) + 1;
+	return plan > live ? plan - live : 0;
+}
+
+unsigned int
+sc_grant(const struct svc_rdma_listener *lst, struct rdma_cm_id *id)
+{
+	struct rdma_dev *dev = id->verbs ? rdma_dev_get(id->verbs) : NULL;
+	uint64_t left;
+	unsigned int c;
+
+	if (!dev)
+		return 0;
+	/* Receives registered and not promised count as what is left. */
+	left = rdma_mem_available() + rdma_srq_spare_bytes(dev, RDMA_SRQ_SERVER);
+	c = budget_credits(left, SC_KEEP, lst->params.inline_recv,
+			   lst->params.credits, sc_future());
+	rdma_dev_put(dev);
+	return c;
+}
+
 int
-sc_create(struct svc_rdma_listener *lst, struct ep *ep,
+sc_create(struct svc_rdma_listener *lst, struct ep *ep, unsigned int credits,
 	  struct svc_rdma_conn **out)
 {
 	const struct sockaddr *la = ep_local_addr(ep), *ra = ep_peer_addr(ep);
-	unsigned int nrecv = ep_nrecv(ep);
 	struct svc_rdma_conn *sc;
 
 	sc = calloc(1, sizeof(*sc));
@@ -198,8 +272,9 @@ sc_create(struct svc_rdma_listener *lst, struct ep *ep,
 		goto out_destroy;
 	sc->ep = ep;
 	sc->lst = lst;
-	sc->rq_idx = calloc(nrecv, sizeof(*sc->rq_idx));
-	sc->rq_len = calloc(nrecv, sizeof(*sc->rq_len));
+	sc->credits = credits;
+	sc->rq_idx = calloc(credits, sizeof(*sc->rq_idx));
+	sc->rq_len = calloc(credits, sizeof(*sc->rq_len));
 	if (!sc->rq_idx || !sc->rq_len)
 		goto out_free;
 	memcpy(&sc->laddr, la, sa_len(la));
@@ -222,6 +297,7 @@ sc_create(struct svc_rdma_listener *lst, struct ep *ep,
 	ep_set_owner(ep, sc);
 	sc->next = lst->conns;
 	lst->conns = sc;
+	__atomic_fetch_add(&sc_live, 1, __ATOMIC_RELAXED);
 	xprt_register(&sc->xprt);
 	sc_publish(sc);
 	*out = sc;

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "budget.h"
 #include "common/log.h"
 #include "common/log_once.h"
 #include "common/sockaddr.h"
@@ -26,27 +27,45 @@
 /* ------------------------------------------------------------------ */
 
 static void
-conn_attr(const struct svc_rdma_params *p, struct ep_attr *a)
+conn_attr(const struct svc_rdma_params *p, unsigned int credits,
+	  struct ep_attr *a)
 {
 	memset(a, 0, sizeof(*a));
 	a->inline_send = p->inline_send;
 	a->inline_recv = p->inline_recv;
-	a->nrecv = p->credits;
-	a->nsend = p->credits + SC_NSEND_EXTRA;
+	a->nrecv = credits;
+	a->nsend = credits + SC_NSEND_EXTRA;
 	a->send_buf_size = p->inline_send;
 	a->max_send_wr = a->nsend + SC_MAX_WRITES + 8;
 	a->remote_inv = p->remote_inv;
 }
 
-/* True for the first connection from this peer address (any port). */
+/* True for the first connection (tag 0) or refusal (1) from this address. */
 static bool
-first_from(const struct sockaddr *sa)
+first_from(const struct sockaddr *sa, uint64_t tag)
 {
 	struct peer_key key;
 
 	(void)peer_key_from(&key, sa);
 	key.port = 0;
-	return log_once(LOG_ONCE_CONNECTION, &key, 0);
+	return log_once(LOG_ONCE_CONNECTION, &key, tag);
+}
+
+/*
+ * No memory for one more connection's credits: refused at the CM, so
+ * that its client uses TCP at once while the calls of the connections
+ * there are go on.
+ */
+static void
+log_refused(const struct sockaddr *ra)
+{
+	char peer[INET6_ADDRSTRLEN];
+
+	sa_format_addr(ra, peer, sizeof(peer));
+	shim_log(first_from(ra, 1) ? SHIM_LOG_WARN : SHIM_LOG_DEBUG,
+		 "server: refusing an RDMA connection from %s port %u: no registered memory for its credits (%llu of %llu KiB of max_pinned in use; raise max_pinned and ulimit -l)",
+		 peer, sa_port(ra), (unsigned long long)(budget_used() >> 10),
+		 (unsigned long long)(budget_total() >> 10));
 }
 
 static void
@@ -63,32 +82,41 @@ log_connection(const struct svc_rdma_listener *lst,
 	 * thresholds read call/reply, as on the client's line: the same two
 	 * numbers on both ends of a connection.
 	 */
-	shim_log(first_from(ra) ? SHIM_LOG_INFO : SHIM_LOG_DEBUG,
+	shim_log(first_from(ra, 0) ? SHIM_LOG_INFO : SHIM_LOG_DEBUG,
 		 "server: RDMA connection from %s port %u: inline %u/%u%s, credits %u, R=%d",
 		 peer, sa_port(ra), ep_recv_max(ep), ep_send_max(ep),
 		 ep_peer_pdata(ep) ? "" : " (peer sent no RFC 8797 private data)",
-		 lst->params.credits, ep_rinv(ep));
+		 sc->credits, ep_rinv(ep));
 }
 
 static void
 on_connect_request(struct svc_rdma_listener *lst, struct rdma_cm_event *ev)
 {
 	struct rdma_cm_id *id = ev->id;
+	unsigned int credits = sc_grant(lst, id);
 	struct svc_rdma_conn *sc;
 	struct ep_attr attr;
 	struct ep *ep;
-	int ret;
+	int ret = -ENOMEM;
 
-	conn_attr(&lst->params, &attr);
-	ret = ep_accept(id, &ev->param.conn, &attr, &ep);
+	if (credits) {
+		conn_attr(&lst->params, credits, &attr);
+		ret = ep_accept(id, &ev->param.conn, &attr, &ep);
+	} else {
+		rdma_reject(id, NULL, 0);
+	}
 	rdma_ack_cm_event(ev);
 	if (ret) {
-		shim_log(SHIM_LOG_WARN, "server: cannot accept an RDMA connection: %s",
-			 strerror(-ret));
+		if (ret == -ENOMEM)
+			log_refused(rdma_get_peer_addr(id));
+		else
+			shim_log(SHIM_LOG_WARN,
+				 "server: cannot accept an RDMA connection: %s",
+				 strerror(-ret));
 		rdma_destroy_id(id);
 		return;
 	}
-	if (sc_create(lst, ep, &sc))
+	if (sc_create(lst, ep, credits, &sc))
 		return;
 	SHIM_STATS_ADD(lst->stats, connections, 1);
 	log_connection(lst, sc);
@@ -119,12 +147,13 @@ lst_fail(struct svc_rdma_listener *lst, int err)
 	xprt_unregister(&lst->xprt);
 	/*
 	 * Flush the connections while their ids' channel still exists: the
-	 * flushed receives wake each one, and libtirpc destroys it.  Their
-	 * ids go with the channel.
+	 * flushed request ep_wake posts wakes each one, and libtirpc
+	 * destroys it.  Their ids go with the channel.
 	 */
 	for (sc = lst->conns; sc; sc = sc->next) {
 		ep_set_dead(sc->ep, err);
 		ep_disconnect(sc->ep);
+		ep_wake(sc->ep);
 		ep_cm_lost(sc->ep);
 	}
 	sockfd_del(lst->ech->fd);
@@ -153,13 +182,14 @@ on_conn_event(struct rdma_cm_event *ev)
 	case RDMA_CM_EVENT_REJECTED:
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
 		/*
-		 * Flush the queue pair: the flushed receives wake the
-		 * connection's transport, which reports XPRT_DIED and is
-		 * destroyed by libtirpc.
+		 * Flush the queue pair: the flushed request ep_wake posts
+		 * wakes the connection's transport, which reports XPRT_DIED
+		 * and is destroyed by libtirpc.
 		 */
 		if (sc) {
 			ep_set_dead(sc->ep, ECONNRESET);
 			ep_disconnect(sc->ep);
+			ep_wake(sc->ep);
 		}
 		break;
 	default:
@@ -336,6 +366,7 @@ svc_rdma_listen(SVCXPRT *tcp_xprt, const struct sockaddr *addr, u_int sendsz,
 	socklen_t olen = sizeof(v6only);
 
 	*why = RDMA_FAIL_ERROR;
+	budget_setup(params->max_pinned);
 	if (addr->sa_family == AF_INET6 &&
 	    getsockopt(tcp_xprt->xp_fd, IPPROTO_IPV6, IPV6_V6ONLY, &v6only,
 		       &olen) < 0)

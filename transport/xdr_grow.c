@@ -26,10 +26,14 @@ reserve(struct xdr_grow *g, size_t n)
 	}
 	if (need <= g->cap)
 		return true;
-	/* Double, so that encoding stays linear in the message size. */
+	/*
+	 * Half as much again each time: encoding stays linear in the
+	 * message size, and a buffer of registered memory being replaced
+	 * is never much smaller than the one replacing it.
+	 */
 	want = g->cap ? g->cap : 4096;
 	while (want < need)
-		want *= 2;
+		want += want / 2;
 	if (want > g->limit)
 		want = g->limit;
 	if (!g->grow || !g->grow(g, want) || g->cap < need)

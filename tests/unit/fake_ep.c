@@ -11,6 +11,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -27,6 +28,7 @@
 /* The device: memory windows through the context's ops, a plain pool  */
 /* ------------------------------------------------------------------ */
 
+unsigned int recv_reserved, fake_connects;
 static struct ibv_context fake_ctx;
 static struct ibv_pd fake_pd = { .context = &fake_ctx };
 static struct rdma_dev fake_dev;
@@ -71,6 +73,16 @@ rdma_pool_get(struct rdma_dev *dev, size_t len)
 	pbufs_alive++;
 	return pb;
 }
+
+size_t
+rdma_pool_class(size_t len)
+{
+	return len < RDMA_POOL_MIN ? RDMA_POOL_MIN : len;
+}
+
+uint64_t rdma_pool_idle_bytes(void) { return 0; }
+uint64_t rdma_mem_available(void) { return fake_mem_available; }
+uint64_t fake_mem_available = UINT64_MAX;
 
 void
 rdma_pool_put(struct rdma_dev *dev, struct rdma_pbuf *pb)
@@ -143,6 +155,7 @@ was_invalidated_locally(uint32_t key)
 
 struct ep {
 	struct ep_attr attr;
+	unsigned int reserved;	/* receives reserved (ep_recv_reserve) */
 	int dead;
 	bool disconnected;
 	uint8_t *recv;
@@ -179,6 +192,7 @@ ep_connect(const struct sockaddr *dst, const struct sockaddr *src,
 	struct ep *ep = calloc(1, sizeof(*ep));
 	unsigned int i;
 
+	fake_connects++;
 	ep->attr = *attr;
 	ep->recv = calloc(attr->nrecv, attr->inline_recv);
 	ep->recv_posted = calloc(attr->nrecv, sizeof(bool));
@@ -203,6 +217,7 @@ ep_disconnect(struct ep *ep)
 void
 ep_destroy(struct ep *ep)
 {
+	recv_reserved -= ep->reserved;
 	free(ep->recv);
 	free(ep->recv_posted);
 	free(ep->send);
@@ -211,7 +226,6 @@ ep_destroy(struct ep *ep)
 	free(ep);
 }
 
-void ep_cm_drain(struct ep *ep) { }
 struct rdma_dev *ep_dev(const struct ep *ep) { return &fake_dev; }
 uint32_t ep_send_max(const struct ep *ep) { return fake_send_max; }
 uint32_t ep_recv_max(const struct ep *ep) { return ep->attr.inline_recv; }
@@ -220,7 +234,6 @@ bool ep_rinv_offered(const struct ep *ep) { return true; }
 bool ep_peer_pdata(const struct ep *ep) { return true; }
 unsigned int ep_nrecv(const struct ep *ep) { return ep->attr.nrecv; }
 int ep_comp_fd(const struct ep *ep) { return -1; }
-int ep_cm_fd(const struct ep *ep) { return -1; }
 int ep_dead(const struct ep *ep) { return ep->dead; }
 
 const struct sockaddr *
@@ -264,7 +277,36 @@ ep_send_buf(const struct ep *ep, uint32_t i)
 }
 
 uint32_t ep_send_buf_size(const struct ep *ep) { return ep->attr.send_buf_size; }
-uint32_t ep_send_lkey(const struct ep *ep) { return 0x55; }
+uint32_t ep_send_lkey(const struct ep *ep, uint32_t i) { return 0x55; }
+
+int
+ep_recv_reserve(struct ep *ep, int64_t deadline)
+{
+	ep->reserved++;
+	recv_reserved++;
+	return 0;
+}
+
+void
+ep_recv_unreserve(struct ep *ep, unsigned int n)
+{
+	if (n > ep->reserved)
+		violations++;	/* more given back than taken */
+	ep->reserved -= n;
+	recv_reserved -= n;
+}
+
+/* Nothing signals: sleep as poll() on no descriptor would. */
+int
+ep_wait(struct ep *ep, int64_t deadline)
+{
+	int64_t left = deadline - ep_now_ms();
+
+	if (left <= 0)
+		return -ETIMEDOUT;
+	(void)poll(NULL, 0, (int)left);
+	return 0;
+}
 
 struct ibv_sge
 ep_hdr_sge(const struct ep *ep, uint32_t idx, uint32_t len)

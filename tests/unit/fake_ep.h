@@ -52,6 +52,12 @@ extern struct fake_server srv;
 extern unsigned int nbound, nlocal_inv, violations;
 /* Windows and pool buffers not given back. */
 extern int mws_alive, pbufs_alive;
+/* Receives reserved for calls in flight, over all endpoints. */
+extern unsigned int recv_reserved;
+/* Endpoints connected so far. */
+extern unsigned int fake_connects;
+/* What the budget can give (rdma_mem_available). */
+extern uint64_t fake_mem_available;
 /* The address the client connects to. */
 extern struct sockaddr_in fake_addr;
 

@@ -342,9 +342,67 @@ test_chunk_counters(void)
 	destroy_client(cl);
 }
 
+/*
+ * Memory: an idle client holds no pool buffer and no receive; a call
+ * holds them until it returns, a timed-out one until its late reply; a
+ * client whose first call could not have its memory is not made at all.
+ */
+static void
+test_memory(void)
+{
+	CLIENT *cl = make_client(4, 4096);
+	struct ct_rdma *ct = ct_of(cl);
+	struct netbuf nb = {
+		.buf = &fake_addr,
+		.len = sizeof(fake_addr),
+		.maxlen = sizeof(fake_addr),
+	};
+	struct clnt_rdma_params p = {
+		.inline_send = 4096,
+		.inline_recv = 4096,
+		.credits = 4,
+		.connect_timeout_ms = 1000,
+		.max_reply = 1 << 20,
+		.remote_inv = true,
+	};
+	struct clnt_rdma_info info;
+	unsigned int connects;
+	enum rdma_fail why;
+	int err;
+
+	CHECK_EQ_U(pbufs_alive, 0, "a new client holds no pool buffer");
+	CHECK_EQ_U(recv_reserved, 0, "and no receive");
+	srv.credits = 4;
+	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "a call");
+	CHECK_EQ_U(pbufs_alive, 0, "after it: its call and Reply chunk buffers went back");
+	CHECK_EQ_U(recv_reserved, 0, "its receive too");
+
+	srv.mode = SRV_HOLD;
+	CHECK_EQ_U(null_call(cl, 50), RPC_TIMEDOUT, "a call that times out");
+	CHECK_EQ_U(pbufs_alive, 2, "its buffers stay, exposed to a late reply");
+	CHECK_EQ_U(recv_reserved, 1, "and the receive its reply may still take");
+	srv.mode = SRV_REPLY;
+	srv_answer_held(ct->ct_ep);
+	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "the late reply, then a call");
+	CHECK_EQ_U(pbufs_alive, 0, "every buffer back in the pool");
+	CHECK_EQ_U(recv_reserved, 0, "every receive given back");
+	destroy_client(cl);
+
+	fake_reset(4096);
+	connects = fake_connects;
+	fake_mem_available = (1 << 20) + (64 << 10);
+	CHECK(clnt_rdma_create(-1, &nb, (struct sockaddr *)&fake_addr, 0x20000099,
+			       1, 0, 0, &p, &info, &why, &err) == NULL,
+	      "a client whose call would not fit the memory left: none");
+	CHECK(why == RDMA_FAIL_MEMLOCK && err == ENOMEM, "for memlock, ENOMEM");
+	CHECK_EQ_U(fake_connects, connects, "decided before connecting");
+	fake_mem_available = UINT64_MAX;
+}
+
 int
 main(void)
 {
+	test_memory();
 	test_credits();
 	test_orphans();
 	test_remote_invalidation();
