@@ -178,6 +178,10 @@ print_json(struct procs *ps)
 		       shim_config_mode_name((enum shim_mode)p->f.mode));
 		printf("      \"rdma_transports\": %" PRIu64 ",\n",
 		       p->f.rdma_transports);
+		printf("      \"pinned\": {\"used\": %" PRIu64 ", \"total\": %" PRIu64
+		       ", \"peak\": %" PRIu64 ", \"refused\": %" PRIu64 "},\n",
+		       p->f.pinned_used, p->f.pinned_total, p->f.pinned_peak,
+		       p->f.pinned_refused);
 		printf("      \"fallbacks\": {");
 		for (unsigned int r = RDMA_FAIL_NO_DEVICE; r < RDMA_FAIL_MAX &&
 		     r < SHIM_STATS_REASONS; r++) {

@@ -229,14 +229,27 @@ fallbacks_text(const struct proc *p)
 	return xstrdup(off ? buf : "-");
 }
 
+/* Registered memory in use and the budget, "1.3M/6.0M"; "-" before any. */
+static char *
+pinned_text(const struct proc *p)
+{
+	char used[32], total[32];
+
+	if (!p->f.pinned_total || !p->f.pinned_peak)
+		return xstrdup("-");
+	bytes_text(p->f.pinned_used, used, sizeof(used));
+	bytes_text(p->f.pinned_total, total, sizeof(total));
+	return fmt("%s/%s", used, total);
+}
+
 void
 print_summary(struct procs *ps)
 {
 	static const char *const head[] = {
 		"PID", "UID", "PROGRAM", "MODE", "LIVE", "RDMA", "TCP",
-		"FALLBACKS", "CONFIG", NULL,
+		"PINNED", "FALLBACKS", "CONFIG", NULL,
 	};
-	static const char right[] = "rr  rrr  ";
+	static const char right[] = "rr  rrrr  ";
 	unsigned int *idx = xcalloc(SHIM_STATS_SLOTS, sizeof(*idx));
 	struct table t;
 
@@ -252,8 +265,9 @@ print_summary(struct procs *ps)
 		row[4] = fmt("%zu", live_slots(p, idx));
 		row[5] = fmt("%" PRIu64, p->f.rdma_transports);
 		row[6] = fmt("%" PRIu64, fallback_total(p));
-		row[7] = fallbacks_text(p);
-		row[8] = fmt("%s%s", p->config[0] ? printable(p->config) : "-",
+		row[7] = pinned_text(p);
+		row[8] = fallbacks_text(p);
+		row[9] = fmt("%s%s", p->config[0] ? printable(p->config) : "-",
 			     p->f.bad_config ? " (errors)" : "");
 	}
 	table_print(&t);
