@@ -49,7 +49,7 @@ usage(void)
 		"call cases, run in order on one connection; CASE[=EXPECT] overrides the\n"
 		"expected answer (success, vers, badheader, none, prog-unavail, any):\n"
 		"  null echo:N sink:N source:N noprog badvers msgp done badproc[:N]\n"
-		"  badchunk[:disc|trunc|count] xidmismatch short rdmaerror\n"
+		"  badchunk[:disc|trunc|count] xidmismatch short rdmaerror bigread[:N]\n"
 		"  null, echo, sink, source and noprog take chunks: +read (the call in a\n"
 		"  position-zero Read chunk), +reply (a Reply chunk), +write (a Write\n"
 		"  chunk for the result of echo and source), e.g. echo:8000+read+reply\n"

@@ -12,7 +12,8 @@
  * -R N makes and destroys the handle N times, running the whole set on
  * each; with -b it also reports the open descriptors and the resident
  * size after the first and after the last handle, so a test can see that
- * nothing accumulates.  -b -u also reports the CPU time this process spent
+ * nothing accumulates.  -N N makes N handles and holds them all at once,
+ * running the set on each in turn (with -H they stay until the signal).  -b -u also reports the CPU time this process spent
  * inside the calls (user and system, CLOCK_PROCESS_CPUTIME_ID), so that a
  * benchmark can compare what a transport costs the caller, not only how
  * long it takes.
@@ -138,7 +139,7 @@ hold_signals(sigset_t *set)
 	sigaddset(set, SIGINT);
 }
 
-/* -H: every call is done; keep the client until one of those signals. */
+/* -H: every call is done; keep the clients until one of those signals. */
 static void
 hold_client(void)
 {
@@ -151,14 +152,13 @@ hold_client(void)
 	(void)sigwait(&set, &sig);
 }
 
-/* One client handle: create it, run the set o->count times, destroy it. */
-static void
-run_cycle(const struct options *o, unsigned long cycle)
+/* A client handle with the timeout and credentials asked for. */
+static CLIENT *
+setup_client(const struct options *o)
 {
+	CLIENT *clnt = make_client(o);
 	struct timeval tv;
-	CLIENT *clnt;
 
-	clnt = make_client(o);
 	tv.tv_sec = o->timeout;
 	tv.tv_usec = 0;
 	clnt_control(clnt, CLSET_TIMEOUT, (char *)&tv);
@@ -172,22 +172,48 @@ run_cycle(const struct options *o, unsigned long cycle)
 		auth_destroy(clnt->cl_auth);
 		clnt->cl_auth = auth;
 	}
+	return clnt;
+}
+
+/*
+ * One cycle: o->handles client handles made and held at once, the set run
+ * o->count times on each in turn, then all destroyed.
+ */
+static void
+run_cycle(const struct options *o, unsigned long cycle)
+{
+	CLIENT **clnt = calloc(o->handles, sizeof(*clnt));
+	unsigned long h;
+
+	if (!clnt) {
+		fprintf(stderr, "%s: out of memory\n", progname);
+		exit(EX_RPC);
+	}
+	for (h = 0; h < o->handles; h++)
+		clnt[h] = setup_client(o);
+	if (o->handles > 1 && !o->quiet)
+		printf("made %lu handles, %ld descriptors open\n", o->handles,
+		       count_fds());
 
 	for (unsigned long i = 0; i < o->count; i++) {
 		unsigned long iter = cycle * o->count + i;
 
-		for (unsigned int oi = 0; oi < o->nops; oi++) {
-			unsigned int n = op_desc[o->ops[oi]].sized ? o->nsizes : 1;
+		for (h = 0; h < o->handles; h++)
+			for (unsigned int oi = 0; oi < o->nops; oi++) {
+				unsigned int n = op_desc[o->ops[oi]].sized ? o->nsizes : 1;
 
-			for (unsigned int si = 0; si < n; si++)
-				run_op(clnt, o, oi, si, iter);
-		}
+				for (unsigned int si = 0; si < n; si++)
+					run_op(clnt[h], o, oi, si, iter);
+			}
 	}
 
 	if (o->hold && cycle + 1 == o->cycles)
 		hold_client();
-	auth_destroy(clnt->cl_auth);
-	clnt_destroy(clnt);
+	for (h = 0; h < o->handles; h++) {
+		auth_destroy(clnt[h]->cl_auth);
+		clnt_destroy(clnt[h]);
+	}
+	free(clnt);
 }
 
 int

@@ -1,7 +1,7 @@
 /*
  * rpctest-client's parts; client.c describes the program.
  *
- *   client.c          main: the client handle, made and destroyed per cycle
+ *   client.c          main: the client handles, made and destroyed per cycle
  *   client_options.c  the command line and the usage text
  *   client_ops.c      the operations: each call, its verification, its line
  *   client_bench.c    -b, -u, -R: timing per call, the table, descriptors
@@ -61,6 +61,7 @@ struct options {
 	unsigned long count;
 	unsigned long cycles;
 	bool cycles_set;
+	unsigned long handles;	/* -N: handles held at once */
 	bool bench;
 	bool quiet;
 	bool keep_going;
