@@ -30,7 +30,11 @@ now_s(void)
 	return ts.tv_sec;
 }
 
-/* Only failures that say something about the peer (or the host) count. */
+/*
+ * Failures that say something about the peer (or the host) count, and
+ * memory: a process whose budget could not hold one more client's call
+ * should not try again for every client it makes.
+ */
 static bool
 cacheable(enum rdma_fail why)
 {
@@ -40,6 +44,7 @@ cacheable(enum rdma_fail why)
 	case RDMA_FAIL_REFUSED:
 	case RDMA_FAIL_UNREACHABLE:
 	case RDMA_FAIL_TIMEOUT:
+	case RDMA_FAIL_MEMLOCK:
 		return true;
 	default:
 		return false;

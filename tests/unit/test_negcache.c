@@ -108,10 +108,11 @@ test_uncacheable(void)
 		{ RDMA_FAIL_REFUSED, true },
 		{ RDMA_FAIL_UNREACHABLE, true },
 		{ RDMA_FAIL_TIMEOUT, true },
-		/* Local trouble says nothing about the peer. */
+		/* Memory: the next client would not have it either. */
+		{ RDMA_FAIL_MEMLOCK, true },
+		/* Other local trouble says nothing about the peer. */
 		{ RDMA_FAIL_NONE, false },
 		{ RDMA_FAIL_ERROR, false },
-		{ RDMA_FAIL_MEMLOCK, false },
 		/* Not outcomes of an attempt. */
 		{ RDMA_FAIL_NEGCACHE, false },
 		{ RDMA_FAIL_CONFIG, false },
