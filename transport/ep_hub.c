@@ -205,6 +205,11 @@ ep_hub_connected(struct ep *ep)
 {
 	pthread_mutex_lock(&ep->hub->lock);
 	ep->cm_connected = true;
+	/* An event after ESTABLISHED, handed out before this: it ends us. */
+	if (ep->cm_ev_ready) {
+		ep->cm_ev_ready = false;
+		__atomic_store_n(&ep->cm_err, ECONNRESET, __ATOMIC_RELEASE);
+	}
 	pthread_mutex_unlock(&ep->hub->lock);
 }
 
@@ -250,24 +255,30 @@ cm_dispatch_locked(struct rdma_cm_event *ev)
 	}
 }
 
-/* Take every event that is there, without blocking.  Holds h->lock. */
+/*
+ * Take every event of the channels poll() found readable (pfd[0] the
+ * RDMA-CM channel, then the completion channels in order), without
+ * blocking.  Holds h->lock.
+ */
 static void
-hub_dispatch_locked(struct ep_hub *h)
+hub_dispatch_locked(struct ep_hub *h, const struct pollfd *pfd, unsigned int n)
 {
 	struct rdma_cm_event *ev;
 	unsigned int i;
 
-	for (i = 0; i < h->ncomp; i++) {
+	for (i = 0; i + 1 < n; i++) {
 		struct ibv_cq *cq;
 		void *ctx;
 
+		if (!pfd[i + 1].revents)
+			continue;
 		while (ibv_get_cq_event(h->comp[i].cch, &cq, &ctx) == 0) {
 			ibv_ack_cq_events(cq, 1);
 			__atomic_store_n(&((struct ep *)ctx)->cq_fired, 1,
 					 __ATOMIC_RELEASE);
 		}
 	}
-	while (!h->failed) {
+	while (pfd[0].revents && !h->failed) {
 		if (rdma_get_cm_event(h->ech, &ev)) {
 			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
 				h->failed = errno;
@@ -326,10 +337,12 @@ hub_wait(struct ep *ep, int64_t deadline, bool (*ready)(const struct ep *ep))
 			pfd[n].events = POLLIN;
 		}
 		pthread_mutex_unlock(&h->lock);
-		(void)poll(pfd, n, (int)(left > 60000 ? 60000 : left));
+		if (poll(pfd, n, (int)(left > 60000 ? 60000 : left)) <= 0)
+			for (i = 0; i < n; i++)
+				pfd[i].revents = 0;
 		pthread_mutex_lock(&h->lock);
 		h->polling = false;
-		hub_dispatch_locked(h);
+		hub_dispatch_locked(h, pfd, n);
 		pthread_cond_broadcast(&h->done);
 	}
 	pthread_mutex_unlock(&h->lock);
