@@ -27,7 +27,7 @@ cpu_ticks() {
 
 @test "rpcbind under the shim: it drops privileges, RDMA clients get TCP at once, nothing spins" {
 	# rpcbind itself is program 100000: let the shim try RDMA for it.
-	start_bg rpcbind --shim --env "RPCRDMA_SHIM_RULE=rdma program 100000" rpcbind -f -w
+	start_bg rpcbind --root --shim --env "RPCRDMA_SHIM_RULE=rdma program 100000" rpcbind -f -w
 	local pid=$BG_PID log=$BG_LOG
 	wait_until 15 "rpcbind to answer rpcinfo -p" _rpcbind_answers
 	assert_shim_line --log "$log" server 0.0.0.0 111 'RDMA listener on port 111$'

@@ -159,7 +159,7 @@ nfs_serve() {
 		-d "$NFS_OWN_EXPORT" -a "$RXE_ADDR" -p "$NFS_PORT" -r "$NFS_RUN/ready" "$@")
 	((as_root)) || cmd=(setpriv --reuid=nobody --regid=nogroup --clear-groups "${cmd[@]}")
 	# Each command execs the next: the pid is the server's.
-	start_bg nfstest-server -- bash -c 'ulimit -l 8192 && exec "$@"' nfs_serve "${cmd[@]}"
+	start_bg nfstest-server --root -- bash -c 'ulimit -l 8192 && exec "$@"' nfs_serve "${cmd[@]}"
 	SERVER_PID=$BG_PID
 	SERVER_LOG=$BG_LOG
 	await_ready "$SERVER_PID" "$NFS_RUN/ready" nfstest-server
