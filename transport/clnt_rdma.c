@@ -137,16 +137,17 @@ ct_call_once(CLIENT *cl, struct ct_rdma *ct, rpcproc_t proc,
 	if (s < 0)
 		return ct_fail(ct, ep_dead(ep) ? RPC_CANTSEND : RPC_TIMEDOUT,
 			       ep_dead(ep));
-	if (ct_slot_buffers(ct, &ct->ct_slots[s])) {
-		ct_log_memory("a call", ct_call_need(ct));
-		return ct_fail(ct, RPC_CANTSEND, ENOMEM);
-	}
-
 	/* Same XID sequence as clnt_vc: decrement the stored word. */
 	x_id = ntohl(--(*msg_x_id));
 
-	ret = ct_encode_call(cl, ct, &ct->ct_slots[s], proc, xdr_args,
-			     args_ptr, &len);
+	/*
+	 * The call first, then the chunks for the reply: a call that grows
+	 * holds two buffers for a moment, better not on top of those.
+	 */
+	ret = ct_slot_callbuf(ct, &ct->ct_slots[s]);
+	if (!ret)
+		ret = ct_encode_call(cl, ct, &ct->ct_slots[s], proc, xdr_args,
+				     args_ptr, &len);
 	if (ret == -ENOMEM) {
 		ct_log_memory("a call's arguments", 0);
 		return ct_fail(ct, RPC_CANTSEND, ENOMEM);
@@ -154,6 +155,10 @@ ct_call_once(CLIENT *cl, struct ct_rdma *ct, rpcproc_t proc,
 	if (ret)
 		return ct_fail(ct, RPC_CANTENCODEARGS,
 			       ret == -EMSGSIZE ? EMSGSIZE : 0);
+	if (ct_slot_buffers(ct, &ct->ct_slots[s])) {
+		ct_log_memory("a call's Reply chunk", ct_call_need(ct));
+		return ct_fail(ct, RPC_CANTSEND, ENOMEM);
+	}
 	ret = ct_send_call(ct, (unsigned int)s, x_id, len, deadline);
 	if (ret == -ENOMEM)
 		ct_log_memory("a call's receive and header", 0);

@@ -138,9 +138,11 @@ int ct_windows_alloc(struct ct_rdma *ct);
 /* Windows, registrations and pool buffers of every slot. */
 void ct_slots_release(struct ct_rdma *ct);
 /*
- * The slot's pool buffers (call, Reply chunk, Write chunk) for a call;
- * -ENOMEM when the budget cannot cover them.
+ * The slot's pool buffers for a call: its call buffer to encode into, then
+ * the rest (Reply chunk, Write chunk); -ENOMEM when the budget cannot
+ * cover them.
  */
+int ct_slot_callbuf(struct ct_rdma *ct, struct ct_slot *slot);
 int ct_slot_buffers(struct ct_rdma *ct, struct ct_slot *slot);
 /* Free slots give their buffers back to the pool (after each call). */
 void ct_slots_idle(struct ct_rdma *ct);

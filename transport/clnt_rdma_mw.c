@@ -102,6 +102,14 @@ ct_slots_idle(struct ct_rdma *ct)
 }
 
 int
+ct_slot_callbuf(struct ct_rdma *ct, struct ct_slot *slot)
+{
+	if (!slot->callbuf)
+		slot->callbuf = rdma_pool_get(ep_dev(ct->ct_ep), RDMA_POOL_MIN);
+	return slot->callbuf ? 0 : -ENOMEM;
+}
+
+int
 ct_slot_buffers(struct ct_rdma *ct, struct ct_slot *slot)
 {
 	struct rdma_dev *dev = ep_dev(ct->ct_ep);

@@ -99,7 +99,8 @@ void ep_disconnect(struct ep *ep);
 /*
  * Make the completion channel of a failed connection readable: its
  * receives live in the shared queue and are not flushed with it, so a
- * work request is posted to the queue pair, in error now, to be flushed.
+ * work request is posted to the queue pair, moved to error, to be
+ * flushed (or, where the move is refused, an RDMA Write of no octets).
  */
 void ep_wake(struct ep *ep);
 

@@ -64,7 +64,8 @@ cpu_ticks() {
 	[[ -f $RPCTEST_DROPPRIVS_LIB ]] || fail "$RPCTEST_DROPPRIVS_LIB is missing: build first"
 	local port
 	port=$(free_port)
-	start_server --shim --preload "$RPCTEST_DROPPRIVS_LIB" \
+	# As root: it drops its privileges itself.
+	start_server --root --shim --preload "$RPCTEST_DROPPRIVS_LIB" \
 		--env RPCRDMA_SHIM_LOG_LEVEL=debug --env RPCRDMA_SHIM_MODE=require-rdma \
 		-m tli -a "$RXE_ADDR" -p "$port"
 	local server_log=$SERVER_LOG server_pid=$SERVER_PID
