@@ -6,50 +6,15 @@
  * code) has its own small encoder and decoder here, written like the
  * Version One ones: a cursor p and the end of the buffer, the bounds
  * checked before anything is touched, the cursor after the element or
- * NULL returned, words read and written octet by octet, big-endian.  The
- * chunk lists are the Version One codec's.
+ * NULL returned, words read and written octet by octet, big-endian (the
+ * word helpers are xdr_word.h, shared with Version One).  The chunk lists
+ * are the Version One codec's.
  */
 #include <errno.h>
 #include <string.h>
 
 #include "rpcrdma2_xdr.h"
-
-#define XDR_UNIT 4u
-
-static inline bool
-fits(const uint8_t *p, const uint8_t *end, size_t n)
-{
-	return p && end && p <= end && (size_t)(end - p) >= n;
-}
-
-/* RFC 4506 s4.2: unsigned int, big-endian. */
-static inline uint32_t
-get_be32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
-	       (uint32_t)p[2] << 8 | (uint32_t)p[3];
-}
-
-static uint8_t *
-encode_word(uint8_t *p, const uint8_t *end, uint32_t v)
-{
-	if (!fits(p, end, XDR_UNIT))
-		return NULL;
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-	return p + XDR_UNIT;
-}
-
-static const uint8_t *
-decode_word(const uint8_t *p, const uint8_t *end, uint32_t *v)
-{
-	if (!fits(p, end, XDR_UNIT))
-		return NULL;
-	*v = get_be32(p);
-	return p + XDR_UNIT;
-}
+#include "xdr_word.h"
 
 /* RFC 4506 s4.10: opaque<> is padded with zero octets to a whole word. */
 static inline size_t

@@ -5,15 +5,14 @@
  * cursor p and the end of the buffer, check that the element fits before
  * touching it, and return the cursor after the element, or NULL.  Words are
  * written and read octet by octet, big-endian (RFC 4506 s3), so neither the
- * host's byte order nor the buffer's alignment matters.
+ * host's byte order nor the buffer's alignment matters (xdr_word.h).
  */
 #include <errno.h>
 #include <limits.h>
 #include <string.h>
 
 #include "rpcrdma_xdr.h"
-
-#define XDR_UNIT 4u
+#include "xdr_word.h"
 
 /* RFC 8166 s5.1.3: rpcrdma1_error, ERR_VERS arm: err vers_low vers_high. */
 #define RPCRDMA1_ERR_VERS_BODY_LEN (3 * XDR_UNIT)
@@ -22,37 +21,6 @@
 /* RFC 4506 s4.19: optional-data discriminators. */
 #define XDR_ABSENT 0u
 #define XDR_PRESENT 1u
-
-/* Octets from p to end; p must not be past end. */
-static inline size_t
-room(const uint8_t *p, const uint8_t *end)
-{
-	return (size_t)(end - p);
-}
-
-static inline bool
-fits(const uint8_t *p, const uint8_t *end, size_t n)
-{
-	return p && end && p <= end && room(p, end) >= n;
-}
-
-/* RFC 4506 s4.2: unsigned int, big-endian. */
-static inline uint32_t
-get_be32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
-	       (uint32_t)p[2] << 8 | (uint32_t)p[3];
-}
-
-static inline uint8_t *
-put_be32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-	return p + XDR_UNIT;
-}
 
 /* RFC 4506 s4.5: unsigned hyper, most significant word first. */
 static inline uint64_t
@@ -66,24 +34,6 @@ put_be64(uint8_t *p, uint64_t v)
 {
 	p = put_be32(p, (uint32_t)(v >> 32));
 	return put_be32(p, (uint32_t)v);
-}
-
-/* One word (a count or a discriminator). */
-static uint8_t *
-encode_word(uint8_t *p, const uint8_t *end, uint32_t v)
-{
-	if (!fits(p, end, XDR_UNIT))
-		return NULL;
-	return put_be32(p, v);
-}
-
-static const uint8_t *
-decode_word(const uint8_t *p, const uint8_t *end, uint32_t *v)
-{
-	if (!fits(p, end, XDR_UNIT))
-		return NULL;
-	*v = get_be32(p);
-	return p + XDR_UNIT;
 }
 
 /*
