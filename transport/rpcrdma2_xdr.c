@@ -7,8 +7,8 @@
  * Version One ones: a cursor p and the end of the buffer, the bounds
  * checked before anything is touched, the cursor after the element or
  * NULL returned, words read and written octet by octet, big-endian (the
- * word helpers are xdr_word.h, shared with Version One).  The chunk lists
- * are the Version One codec's.
+ * word helpers are xdr_word.h, shared with Version One).  The prefix and
+ * the chunk lists are the Version One codec's.
  */
 #include <errno.h>
 #include <string.h>
@@ -23,34 +23,23 @@ padded_len(uint32_t n)
 	return ((size_t)n + XDR_UNIT - 1) & ~(size_t)(XDR_UNIT - 1);
 }
 
+/*
+ * Draft s4.2: struct rpcrdma2_xprt_hdr opens with rdma_xid, rdma_vers,
+ * rdma_credit, then rdma_proc as the discriminant of rpcrdma2_body: the
+ * octets of Version One's rpcrdma_prefix (RFC 8166 s5.1.2), decoded by
+ * Version One's rpcrdma_decode_prefix().
+ */
 int
 rpcrdma_peek_version(const void *buf, size_t len, uint32_t *xid,
 		     uint32_t *vers)
 {
 	const uint8_t *p = buf;
+	uint32_t credits, proc;
 
-	if (!p || len < RPCRDMA2_PREFIX_LEN)
+	if (!p || !rpcrdma_decode_prefix(p, p + len, xid, vers, &credits,
+					 &proc))
 		return -EMSGSIZE;
-	*xid = get_be32(p);
-	*vers = get_be32(p + XDR_UNIT);
 	return 0;
-}
-
-/*
- * Draft s4.2: struct rpcrdma2_xprt_hdr opens with rdma_xid, rdma_vers,
- * rdma_credit, then rdma_proc as the discriminant of rpcrdma2_body: the
- * octets of Version One's rpcrdma_prefix (RFC 8166 s5.1.2).
- */
-static const uint8_t *
-decode_prefix(const uint8_t *p, const uint8_t *end, struct rpcrdma2_hdr *hdr)
-{
-	if (!fits(p, end, RPCRDMA2_PREFIX_LEN))
-		return NULL;
-	hdr->xid = get_be32(p);
-	hdr->vers = get_be32(p + 4);
-	hdr->credits = get_be32(p + 8);
-	hdr->proc = get_be32(p + 12);
-	return p + RPCRDMA2_PREFIX_LEN;
 }
 
 static bool
@@ -260,7 +249,8 @@ rpcrdma2_hdr_decode(const void *buf, size_t len, struct rpcrdma2_hdr *hdr)
 		return -EMSGSIZE;
 	end = start + len;
 
-	p = decode_prefix(start, end, hdr);
+	p = rpcrdma_decode_prefix(start, end, &hdr->xid, &hdr->vers,
+				  &hdr->credits, &hdr->proc);
 	if (!p)
 		return -EMSGSIZE;
 	/* RFC 8166 s5.5.1, by draft s4.2.3 */

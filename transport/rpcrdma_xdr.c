@@ -69,15 +69,16 @@ rpcrdma_encode_prefix(uint8_t *p, const uint8_t *end, uint32_t xid,
 	return put_be32(p, proc);
 }
 
-static const uint8_t *
-decode_prefix(const uint8_t *p, const uint8_t *end, struct rpcrdma_hdr *hdr)
+const uint8_t *
+rpcrdma_decode_prefix(const uint8_t *p, const uint8_t *end, uint32_t *xid,
+		      uint32_t *vers, uint32_t *credits, uint32_t *proc)
 {
 	if (!fits(p, end, RPCRDMA1_PREFIX_LEN))
 		return NULL;
-	hdr->xid = get_be32(p);
-	hdr->vers = get_be32(p + 4);
-	hdr->credits = get_be32(p + 8);
-	hdr->proc = get_be32(p + 12);
+	*xid = get_be32(p);
+	*vers = get_be32(p + 4);
+	*credits = get_be32(p + 8);
+	*proc = get_be32(p + 12);
 	return p + RPCRDMA1_PREFIX_LEN;
 }
 
@@ -402,7 +403,8 @@ rpcrdma_hdr_decode(const void *buf, size_t len, struct rpcrdma_hdr *hdr)
 		return -EMSGSIZE;
 	end = start + len;
 
-	p = decode_prefix(start, end, hdr);
+	p = rpcrdma_decode_prefix(start, end, &hdr->xid, &hdr->vers,
+				  &hdr->credits, &hdr->proc);
 	if (!p)
 		return -EMSGSIZE;
 	/* RFC 8166 s5.5.1 */
