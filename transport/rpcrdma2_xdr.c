@@ -7,8 +7,8 @@
  * Version One ones: a cursor p and the end of the buffer, the bounds
  * checked before anything is touched, the cursor after the element or
  * NULL returned, words read and written octet by octet, big-endian (the
- * word helpers are xdr_word.h, shared with Version One).  The prefix and
- * the chunk lists are the Version One codec's.
+ * word helpers are xdr_word.h, shared with Version One).  The prefix, the
+ * chunk lists and the error body's encoder are the Version One codec's.
  */
 #include <errno.h>
 #include <string.h>
@@ -137,12 +137,8 @@ uint8_t *
 rpcrdma2_encode_error_body(uint8_t *p, const uint8_t *end, uint32_t err,
 			   uint32_t vers_low, uint32_t vers_high)
 {
-	p = encode_word(p, end, err);
-	if (err == RDMA2_ERR_VERS) {
-		p = encode_word(p, end, vers_low);
-		p = encode_word(p, end, vers_high);
-	}
-	return p;
+	/* RDMA2_ERR_VERS is RDMA_ERR_VERS; the other codes have no body. */
+	return rpcrdma_encode_error_body(p, end, err, vers_low, vers_high);
 }
 
 static const uint8_t *

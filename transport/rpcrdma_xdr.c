@@ -310,9 +310,9 @@ decode_reply_chunk(const uint8_t *p, const uint8_t *end,
  *   1 vers_low vers_high   (RDMA_ERR_VERS)
  *   2                      (RDMA_ERR_BADHEADER)
  */
-static uint8_t *
-encode_error_body(uint8_t *p, const uint8_t *end, uint32_t err,
-		  uint32_t vers_low, uint32_t vers_high)
+uint8_t *
+rpcrdma_encode_error_body(uint8_t *p, const uint8_t *end, uint32_t err,
+			  uint32_t vers_low, uint32_t vers_high)
 {
 	p = encode_word(p, end, err);
 	if (err == RDMA_ERR_VERS) {
@@ -516,8 +516,8 @@ rpcrdma_hdr_encode(void *buf, size_t len, struct rpcrdma_hdr *hdr)
 			return -EINVAL;
 		p = rpcrdma_encode_prefix(start, end, hdr->xid, hdr->vers,
 					  hdr->credits, hdr->proc);
-		p = encode_error_body(p, end, hdr->err, hdr->vers_low,
-				      hdr->vers_high);
+		p = rpcrdma_encode_error_body(p, end, hdr->err,
+					      hdr->vers_low, hdr->vers_high);
 		break;
 	default:
 		/* RFC 8166 s5.6: senders never send RDMA_MSGP or RDMA_DONE. */
@@ -538,7 +538,7 @@ encode_error(void *buf, size_t len, uint32_t xid, uint32_t vers,
 	uint8_t *p;
 
 	p = rpcrdma_encode_prefix(start, end, xid, vers, credits, RDMA_ERROR);
-	p = encode_error_body(p, end, err, low, high);
+	p = rpcrdma_encode_error_body(p, end, err, low, high);
 	if (!p)
 		return -ENOSPC;
 	return p - start;
