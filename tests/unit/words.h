@@ -5,6 +5,7 @@
  *   struct words w;
  *   put_prefix(&w, xid, vers, proc);   (credits 32; starts w afresh)
  *   put(&w, 1), put_seg(&w, handle, length, offset);
+ *   put_read_segs(&w, n, position), put_write_chunk(&w, n, handle)
  *   W(x), HLOO(h, l, hi, lo)           big-endian octets for arrays
  */
 #ifndef TESTS_UNIT_WORDS_H
@@ -59,6 +60,35 @@ put_seg(struct words *w, uint32_t handle, uint32_t length, uint64_t offset)
 	put(w, length);
 	put(w, (uint32_t)(offset >> 32));
 	put(w, (uint32_t)offset);
+}
+
+/*
+ * The lists at and over the decoders' limits, the same octets in both
+ * versions: segments of 4 octets at offset 0, handles counting up.
+ */
+
+/* n entries of a read list, all at position: { 1 PHLOO }, no terminator. */
+static inline void
+put_read_segs(struct words *w, unsigned int n, uint32_t position)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		put(w, 1);
+		put(w, position);
+		put_seg(w, i, 4, 0);
+	}
+}
+
+/* A counted Write chunk (or a Reply chunk's body): N { HLOO }N. */
+static inline void
+put_write_chunk(struct words *w, unsigned int n, uint32_t handle)
+{
+	unsigned int i;
+
+	put(w, n);
+	for (i = 0; i < n; i++)
+		put_seg(w, handle + i, 4, 0);
 }
 
 /* Empty read list, write list and reply chunk. */
