@@ -26,23 +26,40 @@ struct made {
 	wcc_data *ok_wcc, *fail_wcc;
 };
 
+/* How CREATE, MKDIR or SYMLINK makes its object at path, from its args. */
+typedef nfsstat3 (*make_fn)(const char *path, const void *how);
+
 /*
- * Common tail of CREATE, MKDIR, SYMLINK: on success the new object is
- * learned and its handle and attributes returned; either way the
- * directory's wcc data.
+ * The body CREATE, MKDIR and SYMLINK share: resolve the directory, check
+ * the new name, make the object; on success the new object is learned
+ * and its handle and attributes returned; either way, once the directory
+ * resolved, its wcc data.
  */
-static void
-made_reply(nfsstat3 status, const struct obj *dir, const char *name,
-	   const char *path, struct made *m)
+static nfsstat3
+make_name(const diropargs3 *where, make_fn make, const void *how,
+	  struct made *m)
 {
+	char *path = NULL;
+	struct obj dir;
+	nfsstat3 status;
 	struct stat st;
 
+	status = fh_resolve(&where->dir, &dir);
+	if (status != NFS3_OK)
+		return status;
+	status = child_path(&dir, where->name, true, &path);
+	if (status == NFS3_OK)
+		status = make(path, how);
 	if (status == NFS3_OK && lstat(path, &st) == 0) {
-		fh_learn(fh_id_of(&dir->st), name, &st);
+		fh_learn(fh_id_of(&dir.st), where->name, &st);
 		post_op_fh_from_stat(m->obj, &st);
 		post_op_from_stat(m->obj_attributes, &st);
 	}
-	wcc_from_path(status == NFS3_OK ? m->ok_wcc : m->fail_wcc, &dir->st, dir->path);
+	wcc_from_path(status == NFS3_OK ? m->ok_wcc : m->fail_wcc, &dir.st,
+		      dir.path);
+	free(path);
+	obj_release(&dir);
+	return status;
 }
 
 /* s3.3.8: EXCLUSIVE keeps the client's verifier in atime and mtime. */
@@ -105,6 +122,44 @@ create_checked(const char *path, createmode3 how, const sattr3 *sa)
 	return NFS3_OK;
 }
 
+/* CREATE: EXCLUSIVE, or UNCHECKED and GUARDED with the client's attributes. */
+static nfsstat3
+make_file(const char *path, const void *how)
+{
+	const createhow3 *h = how;
+
+	if (h->mode == EXCLUSIVE)
+		return create_exclusive(path, h->createhow3_u.verf);
+	return create_checked(path, h->mode, &h->createhow3_u.obj_attributes);
+}
+
+/* MKDIR: the client's mode (0755 without one), then its other attributes. */
+static nfsstat3
+make_dir(const char *path, const void *how)
+{
+	const sattr3 *sa = how;
+	mode_t mode = 0755;
+
+	if (sa->mode.set_it)
+		mode = sa->mode.set_mode3_u.mode & 07777;
+	if (mkdir(path, mode) < 0)
+		return errno_to_nfsstat3(errno);
+	return sattr_apply(path, sa, false);
+}
+
+/* SYMLINK: the link, then the client's attributes on the link itself. */
+static nfsstat3
+make_symlink(const char *path, const void *how)
+{
+	const symlinkdata3 *sl = how;
+
+	if (!sl->symlink_data)
+		return NFS3ERR_INVAL;
+	if (symlink(sl->symlink_data, path) < 0)
+		return errno_to_nfsstat3(errno);
+	return sattr_apply(path, &sl->symlink_attributes, true);
+}
+
 /* s3.3.8 CREATE */
 bool_t
 nfsproc3_create_3_svc(CREATE3args *a, CREATE3res *r, struct svc_req *rq)
@@ -112,21 +167,9 @@ nfsproc3_create_3_svc(CREATE3args *a, CREATE3res *r, struct svc_req *rq)
 	CREATE3resok *ok = &r->CREATE3res_u.resok;
 	struct made m = { &ok->obj, &ok->obj_attributes, &ok->dir_wcc,
 			  &r->CREATE3res_u.resfail.dir_wcc };
-	char *path = NULL;
-	struct obj dir;
 
 	memset(r, 0, sizeof(*r));
-	r->status = fh_resolve(&a->where.dir, &dir);
-	if (r->status != NFS3_OK)
-		return TRUE;
-	r->status = child_path(&dir, a->where.name, true, &path);
-	if (r->status == NFS3_OK && a->how.mode == EXCLUSIVE)
-		r->status = create_exclusive(path, a->how.createhow3_u.verf);
-	else if (r->status == NFS3_OK)
-		r->status = create_checked(path, a->how.mode, &a->how.createhow3_u.obj_attributes);
-	made_reply(r->status, &dir, a->where.name, path, &m);
-	free(path);
-	obj_release(&dir);
+	r->status = make_name(&a->where, make_file, &a->how, &m);
 	return TRUE;
 }
 
@@ -137,23 +180,9 @@ nfsproc3_mkdir_3_svc(MKDIR3args *a, MKDIR3res *r, struct svc_req *rq)
 	MKDIR3resok *ok = &r->MKDIR3res_u.resok;
 	struct made m = { &ok->obj, &ok->obj_attributes, &ok->dir_wcc,
 			  &r->MKDIR3res_u.resfail.dir_wcc };
-	const sattr3 *sa = &a->attributes;
-	char *path = NULL;
-	struct obj dir;
 
 	memset(r, 0, sizeof(*r));
-	r->status = fh_resolve(&a->where.dir, &dir);
-	if (r->status != NFS3_OK)
-		return TRUE;
-	r->status = child_path(&dir, a->where.name, true, &path);
-	if (r->status == NFS3_OK &&
-	    mkdir(path, sa->mode.set_it ? sa->mode.set_mode3_u.mode & 07777 : 0755) < 0)
-		r->status = errno_to_nfsstat3(errno);
-	if (r->status == NFS3_OK)
-		r->status = sattr_apply(path, sa, false);
-	made_reply(r->status, &dir, a->where.name, path, &m);
-	free(path);
-	obj_release(&dir);
+	r->status = make_name(&a->where, make_dir, &a->attributes, &m);
 	return TRUE;
 }
 
@@ -164,23 +193,9 @@ nfsproc3_symlink_3_svc(SYMLINK3args *a, SYMLINK3res *r, struct svc_req *rq)
 	SYMLINK3resok *ok = &r->SYMLINK3res_u.resok;
 	struct made m = { &ok->obj, &ok->obj_attributes, &ok->dir_wcc,
 			  &r->SYMLINK3res_u.resfail.dir_wcc };
-	char *path = NULL;
-	struct obj dir;
 
 	memset(r, 0, sizeof(*r));
-	r->status = fh_resolve(&a->where.dir, &dir);
-	if (r->status != NFS3_OK)
-		return TRUE;
-	r->status = child_path(&dir, a->where.name, true, &path);
-	if (r->status == NFS3_OK && !a->symlink.symlink_data)
-		r->status = NFS3ERR_INVAL;
-	if (r->status == NFS3_OK && symlink(a->symlink.symlink_data, path) < 0)
-		r->status = errno_to_nfsstat3(errno);
-	if (r->status == NFS3_OK)
-		r->status = sattr_apply(path, &a->symlink.symlink_attributes, true);
-	made_reply(r->status, &dir, a->where.name, path, &m);
-	free(path);
-	obj_release(&dir);
+	r->status = make_name(&a->where, make_symlink, &a->symlink, &m);
 	return TRUE;
 }
 
@@ -309,12 +324,14 @@ dent_cmp(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
+/* Empty again: a listing may be freed twice. */
 static void
 listing_free(struct listing *l)
 {
 	while (l->n)
 		free(l->d[--l->n].name);
 	free(l->d);
+	l->d = NULL;
 }
 
 /* The whole directory, in cookie order; at the export's root ".." is the root. */
@@ -421,86 +438,109 @@ set_cookieverf(cookieverf3 verf)
 	memcpy(verf, nfstest_write_verf, NFS3_COOKIEVERFSIZE);
 }
 
+/* The part of a directory's listing one READDIR or READDIRPLUS carries. */
+struct list_reply {
+	struct obj dir;
+	struct listing l;
+	size_t first, n;	/* the entries l.d[first .. first + n) */
+};
+
+/*
+ * What READDIR and READDIRPLUS do before their entries: resolve the
+ * directory (on failure the reply has nothing more), read its listing,
+ * return its attributes in *dir_attr (where resok and resfail both have
+ * them), and find the entries after cookie that fit dirmax and max (both
+ * at most the transport's transfer size; see listing_fit).
+ * NFS3ERR_TOOSMALL when there are entries and not even one fits.
+ * list_end() releases it all, whatever this returned.
+ */
+static nfsstat3
+list_begin(struct list_reply *lr, const nfs_fh3 *fh, cookie3 cookie,
+	   SVCXPRT *xprt, size_t dirmax, size_t max, size_t extra,
+	   post_op_attr *dir_attr)
+{
+	nfsstat3 status;
+
+	memset(lr, 0, sizeof(*lr));
+	status = fh_resolve(fh, &lr->dir);
+	if (status != NFS3_OK)
+		return status;
+	if (max > transport_max_io(xprt))
+		max = transport_max_io(xprt);
+	if (dirmax > max)
+		dirmax = max;
+	status = listing_read(&lr->dir, &lr->l);
+	post_op_from_stat(dir_attr, &lr->dir.st);
+	if (status != NFS3_OK)
+		return status;
+	lr->first = listing_start(&lr->l, cookie);
+	lr->n = listing_fit(&lr->l, lr->first, dirmax, max, extra);
+	if (lr->n == 0 && lr->first < lr->l.n)
+		return NFS3ERR_TOOSMALL;
+	return NFS3_OK;
+}
+
+/* A successful reply's eof and cookie verifier; then release it all. */
+static void
+list_end(struct list_reply *lr, nfsstat3 status, bool_t *eof,
+	 cookieverf3 verf)
+{
+	if (status == NFS3_OK) {
+		*eof = lr->first + lr->n == lr->l.n;
+		set_cookieverf(verf);
+	}
+	listing_free(&lr->l);
+	obj_release(&lr->dir);
+}
+
 /* s3.3.16 READDIR */
 bool_t
 nfsproc3_readdir_3_svc(READDIR3args *a, READDIR3res *r, struct svc_req *rq)
 {
 	READDIR3resok *ok = &r->READDIR3res_u.resok;
-	size_t max = a->count, first, n, i;
 	entry3 **tail = &ok->reply.entries;
-	struct listing l;
-	struct obj dir;
+	struct list_reply lr;
+	size_t i;
 
 	memset(r, 0, sizeof(*r));
-	r->status = fh_resolve(&a->dir, &dir);
-	if (r->status != NFS3_OK)
-		return TRUE;
-	if (max > transport_max_io(rq->rq_xprt))
-		max = transport_max_io(rq->rq_xprt);
-	r->status = listing_read(&dir, &l);
-	post_op_from_stat(&ok->dir_attributes, &dir.st);	/* also in resfail */
-	if (r->status != NFS3_OK)
-		goto out;
-	first = listing_start(&l, a->cookie);
-	n = listing_fit(&l, first, max, max, 0);
-	if (n == 0 && first < l.n) {
-		r->status = NFS3ERR_TOOSMALL;
-		goto out_free;
-	}
-	for (i = first; i < first + n; i++) {
+	r->status = list_begin(&lr, &a->dir, a->cookie, rq->rq_xprt, a->count,
+			       a->count, 0, &ok->dir_attributes);
+	for (i = lr.first; r->status == NFS3_OK && i < lr.first + lr.n; i++) {
 		entry3 *e = calloc(1, sizeof(*e));
 
 		if (!e) {
 			r->status = NFS3ERR_SERVERFAULT;
-			goto out_free;
+			break;
 		}
 		*tail = e;
 		tail = &e->nextentry;
-		e->fileid = l.d[i].ino;
-		e->cookie = l.d[i].cookie;
-		e->name = l.d[i].name;
-		l.d[i].name = NULL;
+		e->fileid = lr.l.d[i].ino;
+		e->cookie = lr.l.d[i].cookie;
+		e->name = lr.l.d[i].name;
+		lr.l.d[i].name = NULL;
 	}
-	ok->reply.eof = first + n == l.n;
-	set_cookieverf(ok->cookieverf);
-out_free:
-	listing_free(&l);
-	if (r->status != NFS3_OK) {
+	if (r->status != NFS3_OK && ok->reply.entries) {
 		xdr_free((xdrproc_t)xdr_dirlist3, (char *)&ok->reply);
 		memset(&ok->reply, 0, sizeof(ok->reply));
 	}
-out:
-	obj_release(&dir);
+	list_end(&lr, r->status, &ok->reply.eof, ok->cookieverf);
 	return TRUE;
 }
 
-/* Attributes and handle of one entry of a READDIRPLUS reply. */
+/*
+ * Attributes and handle of one entry of a READDIRPLUS reply, found as
+ * LOOKUP finds it; none for an entry gone since the listing.
+ */
 static void
 plus_entry(const struct obj *dir, const char *name, entryplus3 *e)
 {
-	struct obj o = { 0 };
-	char *path = NULL;
+	struct obj o;
 
-	if (!strcmp(name, "."))
-		o.st = dir->st;
-	else if (!strcmp(name, "..")) {
-		char *slash = strrchr(dir->path, '/');
-
-		if (fh_is_root(fh_id_of(&dir->st)) || !slash)
-			path = strdup(fh_root_path());
-		else
-			path = strndup(dir->path, (size_t)(slash - dir->path));
-		if (!path || lstat(path, &o.st) < 0)
-			goto out;
-	} else if (child_path(dir, name, false, &path) != NFS3_OK || lstat(path, &o.st) < 0) {
-		goto out;	/* gone since the listing: no attributes */
-	} else {
-		fh_learn(fh_id_of(&dir->st), name, &o.st);
+	if (name_lookup(dir, name, &o) == NFS3_OK) {
+		post_op_from_stat(&e->name_attributes, &o.st);
+		post_op_fh_from_stat(&e->name_handle, &o.st);
 	}
-	post_op_from_stat(&e->name_attributes, &o.st);
-	post_op_fh_from_stat(&e->name_handle, &o.st);
-out:
-	free(path);
+	obj_release(&o);
 }
 
 /* s3.3.17 READDIRPLUS */
@@ -508,57 +548,37 @@ bool_t
 nfsproc3_readdirplus_3_svc(READDIRPLUS3args *a, READDIRPLUS3res *r, struct svc_req *rq)
 {
 	READDIRPLUS3resok *ok = &r->READDIRPLUS3res_u.resok;
-	size_t dirmax = a->dircount, max = a->maxcount, first, n, i;
 	/* Attributes (flag + fattr3) and handle (flag + length + bytes). */
 	const size_t extra = 4 + 84 + 4 + 4 + 24;
 	entryplus3 **tail = &ok->reply.entries;
-	struct listing l;
-	struct obj dir;
+	struct list_reply lr;
+	size_t i;
 
 	memset(r, 0, sizeof(*r));
-	r->status = fh_resolve(&a->dir, &dir);
-	if (r->status != NFS3_OK)
-		return TRUE;
-	if (max > transport_max_io(rq->rq_xprt))
-		max = transport_max_io(rq->rq_xprt);
-	if (dirmax > max)
-		dirmax = max;
-	r->status = listing_read(&dir, &l);
-	post_op_from_stat(&ok->dir_attributes, &dir.st);	/* also in resfail */
-	if (r->status != NFS3_OK)
-		goto out;
-	first = listing_start(&l, a->cookie);
-	n = listing_fit(&l, first, dirmax, max, extra);
-	if (n == 0 && first < l.n) {
-		r->status = NFS3ERR_TOOSMALL;
-		goto out_free;
-	}
-	for (i = first; i < first + n; i++) {
+	r->status = list_begin(&lr, &a->dir, a->cookie, rq->rq_xprt,
+			       a->dircount, a->maxcount, extra,
+			       &ok->dir_attributes);
+	for (i = lr.first; r->status == NFS3_OK && i < lr.first + lr.n; i++) {
 		entryplus3 *e = calloc(1, sizeof(*e));
 
 		if (!e) {
 			r->status = NFS3ERR_SERVERFAULT;
-			goto out_free;
+			break;
 		}
 		*tail = e;
 		tail = &e->nextentry;
-		e->fileid = l.d[i].ino;
-		e->cookie = l.d[i].cookie;
-		plus_entry(&dir, l.d[i].name, e);
+		e->fileid = lr.l.d[i].ino;
+		e->cookie = lr.l.d[i].cookie;
+		plus_entry(&lr.dir, lr.l.d[i].name, e);
 		if (e->name_attributes.attributes_follow)
 			e->fileid = e->name_attributes.post_op_attr_u.attributes.fileid;
-		e->name = l.d[i].name;
-		l.d[i].name = NULL;
+		e->name = lr.l.d[i].name;
+		lr.l.d[i].name = NULL;
 	}
-	ok->reply.eof = first + n == l.n;
-	set_cookieverf(ok->cookieverf);
-out_free:
-	listing_free(&l);
-	if (r->status != NFS3_OK) {
+	if (r->status != NFS3_OK && ok->reply.entries) {
 		xdr_free((xdrproc_t)xdr_dirlistplus3, (char *)&ok->reply);
 		memset(&ok->reply, 0, sizeof(ok->reply));
 	}
-out:
-	obj_release(&dir);
+	list_end(&lr, r->status, &ok->reply.eof, ok->cookieverf);
 	return TRUE;
 }
