@@ -1,7 +1,7 @@
 /*
  * What every NFS procedure needs: errno to nfsstat3, attributes from
- * lstat(), weak cache consistency data, names checked before use and
- * looked up, and client-set attributes applied.
+ * lstat(), weak cache consistency data, names checked before use, and
+ * client-set attributes applied.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -189,46 +189,6 @@ child_path(const struct obj *dir, const char *name, bool creating, char **path)
 		return NFS3ERR_NAMETOOLONG;
 	}
 	return NFS3_OK;
-}
-
-/* The parent of a directory's path; the root is its own parent. */
-static nfsstat3
-parent_of(const struct obj *dir, struct obj *p)
-{
-	char *slash;
-
-	if (fh_is_root(fh_id_of(&dir->st)) || !(slash = strrchr(dir->path, '/')))
-		p->path = strdup(fh_root_path());
-	else
-		p->path = strndup(dir->path, (size_t)(slash - dir->path));
-	if (!p->path)
-		return NFS3ERR_SERVERFAULT;
-	if (lstat(p->path, &p->st) < 0)
-		return errno_to_nfsstat3(errno);
-	return NFS3_OK;
-}
-
-nfsstat3
-name_lookup(const struct obj *dir, const char *name, struct obj *o)
-{
-	nfsstat3 status;
-
-	memset(o, 0, sizeof(*o));
-	if (!S_ISDIR(dir->st.st_mode))
-		return NFS3ERR_NOTDIR;
-	if (name && !strcmp(name, ".")) {
-		o->path = strdup(dir->path);
-		o->st = dir->st;
-		return o->path ? NFS3_OK : NFS3ERR_SERVERFAULT;
-	}
-	if (name && !strcmp(name, ".."))
-		return parent_of(dir, o);
-	status = child_path(dir, name, false, &o->path);
-	if (status == NFS3_OK && lstat(o->path, &o->st) < 0)
-		status = errno_to_nfsstat3(errno);
-	if (status == NFS3_OK)
-		fh_learn(fh_id_of(&dir->st), name, &o->st);
-	return status;
 }
 
 static void

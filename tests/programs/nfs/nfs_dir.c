@@ -527,20 +527,33 @@ nfsproc3_readdir_3_svc(READDIR3args *a, READDIR3res *r, struct svc_req *rq)
 	return TRUE;
 }
 
-/*
- * Attributes and handle of one entry of a READDIRPLUS reply, found as
- * LOOKUP finds it; none for an entry gone since the listing.
- */
+/* Attributes and handle of one entry of a READDIRPLUS reply. */
 static void
 plus_entry(const struct obj *dir, const char *name, entryplus3 *e)
 {
-	struct obj o;
+	struct obj o = { 0 };
+	char *path = NULL;
 
-	if (name_lookup(dir, name, &o) == NFS3_OK) {
-		post_op_from_stat(&e->name_attributes, &o.st);
-		post_op_fh_from_stat(&e->name_handle, &o.st);
+	if (!strcmp(name, "."))
+		o.st = dir->st;
+	else if (!strcmp(name, "..")) {
+		char *slash = strrchr(dir->path, '/');
+
+		if (fh_is_root(fh_id_of(&dir->st)) || !slash)
+			path = strdup(fh_root_path());
+		else
+			path = strndup(dir->path, (size_t)(slash - dir->path));
+		if (!path || lstat(path, &o.st) < 0)
+			goto out;
+	} else if (child_path(dir, name, false, &path) != NFS3_OK || lstat(path, &o.st) < 0) {
+		goto out;	/* gone since the listing: no attributes */
+	} else {
+		fh_learn(fh_id_of(&dir->st), name, &o.st);
 	}
-	obj_release(&o);
+	post_op_from_stat(&e->name_attributes, &o.st);
+	post_op_fh_from_stat(&e->name_handle, &o.st);
+out:
+	free(path);
 }
 
 /* s3.3.17 READDIRPLUS */

@@ -73,18 +73,50 @@ nfsproc3_setattr_3_svc(SETATTR3args *a, SETATTR3res *r, struct svc_req *rq)
 	return TRUE;
 }
 
+/* The parent of a directory's path; the root is its own parent. */
+static nfsstat3
+parent_of(const struct obj *dir, struct obj *p)
+{
+	char *slash;
+
+	if (fh_is_root(fh_id_of(&dir->st)) || !(slash = strrchr(dir->path, '/')))
+		p->path = strdup(fh_root_path());
+	else
+		p->path = strndup(dir->path, (size_t)(slash - dir->path));
+	if (!p->path)
+		return NFS3ERR_SERVERFAULT;
+	if (lstat(p->path, &p->st) < 0)
+		return errno_to_nfsstat3(errno);
+	return NFS3_OK;
+}
+
 /* s3.3.3 LOOKUP */
 bool_t
 nfsproc3_lookup_3_svc(LOOKUP3args *a, LOOKUP3res *r, struct svc_req *rq)
 {
 	LOOKUP3resok *ok = &r->LOOKUP3res_u.resok;
-	struct obj dir, o;
+	const char *name = a->what.name;
+	struct obj dir, o = { 0 };
 
 	memset(r, 0, sizeof(*r));
 	r->status = fh_resolve(&a->what.dir, &dir);
 	if (r->status != NFS3_OK)
 		return TRUE;
-	r->status = name_lookup(&dir, a->what.name, &o);
+	if (!S_ISDIR(dir.st.st_mode)) {
+		r->status = NFS3ERR_NOTDIR;
+	} else if (name && !strcmp(name, ".")) {
+		o.path = strdup(dir.path);
+		o.st = dir.st;
+		r->status = o.path ? NFS3_OK : NFS3ERR_SERVERFAULT;
+	} else if (name && !strcmp(name, "..")) {
+		r->status = parent_of(&dir, &o);
+	} else {
+		r->status = child_path(&dir, name, false, &o.path);
+		if (r->status == NFS3_OK && lstat(o.path, &o.st) < 0)
+			r->status = errno_to_nfsstat3(errno);
+		if (r->status == NFS3_OK)
+			fh_learn(fh_id_of(&dir.st), name, &o.st);
+	}
 	if (r->status == NFS3_OK && !fh_encode(&ok->object, &o.st))
 		r->status = NFS3ERR_SERVERFAULT;
 	if (r->status == NFS3_OK) {

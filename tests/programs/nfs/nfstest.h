@@ -68,12 +68,6 @@ bool post_op_fh_from_stat(post_op_fh3 *h, const struct stat *st);
 
 /* A name a client may create or remove; its path in dir in *path. */
 nfsstat3 child_path(const struct obj *dir, const char *name, bool creating, char **path);
-/*
- * s3.3.3: the object name names in directory dir, "." and ".." included
- * (the export's root is its own parent); a child found is learned by the
- * handle table.  obj_release(o) whatever this returns.
- */
-nfsstat3 name_lookup(const struct obj *dir, const char *name, struct obj *o);
 nfsstat3 sattr_apply(const char *path, const sattr3 *sa, bool is_link);
 
 /* --- state shared by the procedures (main.c) ------------------------------ */
