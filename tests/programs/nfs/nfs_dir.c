@@ -324,14 +324,12 @@ dent_cmp(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-/* Empty again: a listing may be freed twice. */
 static void
 listing_free(struct listing *l)
 {
 	while (l->n)
 		free(l->d[--l->n].name);
 	free(l->d);
-	l->d = NULL;
 }
 
 /* The whole directory, in cookie order; at the export's root ".." is the root. */
@@ -438,92 +436,56 @@ set_cookieverf(cookieverf3 verf)
 	memcpy(verf, nfstest_write_verf, NFS3_COOKIEVERFSIZE);
 }
 
-/* The part of a directory's listing one READDIR or READDIRPLUS carries. */
-struct list_reply {
-	struct obj dir;
-	struct listing l;
-	size_t first, n;	/* the entries l.d[first .. first + n) */
-};
-
-/*
- * What READDIR and READDIRPLUS do before their entries: resolve the
- * directory (on failure the reply has nothing more), read its listing,
- * return its attributes in *dir_attr (where resok and resfail both have
- * them), and find the entries after cookie that fit dirmax and max (both
- * at most the transport's transfer size; see listing_fit).
- * NFS3ERR_TOOSMALL when there are entries and not even one fits.
- * list_end() releases it all, whatever this returned.
- */
-static nfsstat3
-list_begin(struct list_reply *lr, const nfs_fh3 *fh, cookie3 cookie,
-	   SVCXPRT *xprt, size_t dirmax, size_t max, size_t extra,
-	   post_op_attr *dir_attr)
-{
-	nfsstat3 status;
-
-	memset(lr, 0, sizeof(*lr));
-	status = fh_resolve(fh, &lr->dir);
-	if (status != NFS3_OK)
-		return status;
-	if (max > transport_max_io(xprt))
-		max = transport_max_io(xprt);
-	if (dirmax > max)
-		dirmax = max;
-	status = listing_read(&lr->dir, &lr->l);
-	post_op_from_stat(dir_attr, &lr->dir.st);
-	if (status != NFS3_OK)
-		return status;
-	lr->first = listing_start(&lr->l, cookie);
-	lr->n = listing_fit(&lr->l, lr->first, dirmax, max, extra);
-	if (lr->n == 0 && lr->first < lr->l.n)
-		return NFS3ERR_TOOSMALL;
-	return NFS3_OK;
-}
-
-/* A successful reply's eof and cookie verifier; then release it all. */
-static void
-list_end(struct list_reply *lr, nfsstat3 status, bool_t *eof,
-	 cookieverf3 verf)
-{
-	if (status == NFS3_OK) {
-		*eof = lr->first + lr->n == lr->l.n;
-		set_cookieverf(verf);
-	}
-	listing_free(&lr->l);
-	obj_release(&lr->dir);
-}
-
 /* s3.3.16 READDIR */
 bool_t
 nfsproc3_readdir_3_svc(READDIR3args *a, READDIR3res *r, struct svc_req *rq)
 {
 	READDIR3resok *ok = &r->READDIR3res_u.resok;
+	size_t max = a->count, first, n, i;
 	entry3 **tail = &ok->reply.entries;
-	struct list_reply lr;
-	size_t i;
+	struct listing l;
+	struct obj dir;
 
 	memset(r, 0, sizeof(*r));
-	r->status = list_begin(&lr, &a->dir, a->cookie, rq->rq_xprt, a->count,
-			       a->count, 0, &ok->dir_attributes);
-	for (i = lr.first; r->status == NFS3_OK && i < lr.first + lr.n; i++) {
+	r->status = fh_resolve(&a->dir, &dir);
+	if (r->status != NFS3_OK)
+		return TRUE;
+	if (max > transport_max_io(rq->rq_xprt))
+		max = transport_max_io(rq->rq_xprt);
+	r->status = listing_read(&dir, &l);
+	post_op_from_stat(&ok->dir_attributes, &dir.st);	/* also in resfail */
+	if (r->status != NFS3_OK)
+		goto out;
+	first = listing_start(&l, a->cookie);
+	n = listing_fit(&l, first, max, max, 0);
+	if (n == 0 && first < l.n) {
+		r->status = NFS3ERR_TOOSMALL;
+		goto out_free;
+	}
+	for (i = first; i < first + n; i++) {
 		entry3 *e = calloc(1, sizeof(*e));
 
 		if (!e) {
 			r->status = NFS3ERR_SERVERFAULT;
-			break;
+			goto out_free;
 		}
 		*tail = e;
 		tail = &e->nextentry;
-		e->fileid = lr.l.d[i].ino;
-		e->cookie = lr.l.d[i].cookie;
-		e->name = lr.l.d[i].name;
-		lr.l.d[i].name = NULL;
+		e->fileid = l.d[i].ino;
+		e->cookie = l.d[i].cookie;
+		e->name = l.d[i].name;
+		l.d[i].name = NULL;
 	}
-	if (r->status != NFS3_OK && ok->reply.entries) {
+	ok->reply.eof = first + n == l.n;
+	set_cookieverf(ok->cookieverf);
+out_free:
+	listing_free(&l);
+	if (r->status != NFS3_OK) {
 		xdr_free((xdrproc_t)xdr_dirlist3, (char *)&ok->reply);
 		memset(&ok->reply, 0, sizeof(ok->reply));
 	}
-	list_end(&lr, r->status, &ok->reply.eof, ok->cookieverf);
+out:
+	obj_release(&dir);
 	return TRUE;
 }
 
@@ -561,37 +523,57 @@ bool_t
 nfsproc3_readdirplus_3_svc(READDIRPLUS3args *a, READDIRPLUS3res *r, struct svc_req *rq)
 {
 	READDIRPLUS3resok *ok = &r->READDIRPLUS3res_u.resok;
+	size_t dirmax = a->dircount, max = a->maxcount, first, n, i;
 	/* Attributes (flag + fattr3) and handle (flag + length + bytes). */
 	const size_t extra = 4 + 84 + 4 + 4 + 24;
 	entryplus3 **tail = &ok->reply.entries;
-	struct list_reply lr;
-	size_t i;
+	struct listing l;
+	struct obj dir;
 
 	memset(r, 0, sizeof(*r));
-	r->status = list_begin(&lr, &a->dir, a->cookie, rq->rq_xprt,
-			       a->dircount, a->maxcount, extra,
-			       &ok->dir_attributes);
-	for (i = lr.first; r->status == NFS3_OK && i < lr.first + lr.n; i++) {
+	r->status = fh_resolve(&a->dir, &dir);
+	if (r->status != NFS3_OK)
+		return TRUE;
+	if (max > transport_max_io(rq->rq_xprt))
+		max = transport_max_io(rq->rq_xprt);
+	if (dirmax > max)
+		dirmax = max;
+	r->status = listing_read(&dir, &l);
+	post_op_from_stat(&ok->dir_attributes, &dir.st);	/* also in resfail */
+	if (r->status != NFS3_OK)
+		goto out;
+	first = listing_start(&l, a->cookie);
+	n = listing_fit(&l, first, dirmax, max, extra);
+	if (n == 0 && first < l.n) {
+		r->status = NFS3ERR_TOOSMALL;
+		goto out_free;
+	}
+	for (i = first; i < first + n; i++) {
 		entryplus3 *e = calloc(1, sizeof(*e));
 
 		if (!e) {
 			r->status = NFS3ERR_SERVERFAULT;
-			break;
+			goto out_free;
 		}
 		*tail = e;
 		tail = &e->nextentry;
-		e->fileid = lr.l.d[i].ino;
-		e->cookie = lr.l.d[i].cookie;
-		plus_entry(&lr.dir, lr.l.d[i].name, e);
+		e->fileid = l.d[i].ino;
+		e->cookie = l.d[i].cookie;
+		plus_entry(&dir, l.d[i].name, e);
 		if (e->name_attributes.attributes_follow)
 			e->fileid = e->name_attributes.post_op_attr_u.attributes.fileid;
-		e->name = lr.l.d[i].name;
-		lr.l.d[i].name = NULL;
+		e->name = l.d[i].name;
+		l.d[i].name = NULL;
 	}
-	if (r->status != NFS3_OK && ok->reply.entries) {
+	ok->reply.eof = first + n == l.n;
+	set_cookieverf(ok->cookieverf);
+out_free:
+	listing_free(&l);
+	if (r->status != NFS3_OK) {
 		xdr_free((xdrproc_t)xdr_dirlistplus3, (char *)&ok->reply);
 		memset(&ok->reply, 0, sizeof(ok->reply));
 	}
-	list_end(&lr, r->status, &ok->reply.eof, ok->cookieverf);
+out:
+	obj_release(&dir);
 	return TRUE;
 }
