@@ -26,40 +26,23 @@ struct made {
 	wcc_data *ok_wcc, *fail_wcc;
 };
 
-/* How CREATE, MKDIR or SYMLINK makes its object at path, from its args. */
-typedef nfsstat3 (*make_fn)(const char *path, const void *how);
-
 /*
- * The body CREATE, MKDIR and SYMLINK share: resolve the directory, check
- * the new name, make the object; on success the new object is learned
- * and its handle and attributes returned; either way, once the directory
- * resolved, its wcc data.
+ * Common tail of CREATE, MKDIR, SYMLINK: on success the new object is
+ * learned and its handle and attributes returned; either way the
+ * directory's wcc data.
  */
-static nfsstat3
-make_name(const diropargs3 *where, make_fn make, const void *how,
-	  struct made *m)
+static void
+made_reply(nfsstat3 status, const struct obj *dir, const char *name,
+	   const char *path, struct made *m)
 {
-	char *path = NULL;
-	struct obj dir;
-	nfsstat3 status;
 	struct stat st;
 
-	status = fh_resolve(&where->dir, &dir);
-	if (status != NFS3_OK)
-		return status;
-	status = child_path(&dir, where->name, true, &path);
-	if (status == NFS3_OK)
-		status = make(path, how);
 	if (status == NFS3_OK && lstat(path, &st) == 0) {
-		fh_learn(fh_id_of(&dir.st), where->name, &st);
+		fh_learn(fh_id_of(&dir->st), name, &st);
 		post_op_fh_from_stat(m->obj, &st);
 		post_op_from_stat(m->obj_attributes, &st);
 	}
-	wcc_from_path(status == NFS3_OK ? m->ok_wcc : m->fail_wcc, &dir.st,
-		      dir.path);
-	free(path);
-	obj_release(&dir);
-	return status;
+	wcc_from_path(status == NFS3_OK ? m->ok_wcc : m->fail_wcc, &dir->st, dir->path);
 }
 
 /* s3.3.8: EXCLUSIVE keeps the client's verifier in atime and mtime. */
@@ -122,44 +105,6 @@ create_checked(const char *path, createmode3 how, const sattr3 *sa)
 	return NFS3_OK;
 }
 
-/* CREATE: EXCLUSIVE, or UNCHECKED and GUARDED with the client's attributes. */
-static nfsstat3
-make_file(const char *path, const void *how)
-{
-	const createhow3 *h = how;
-
-	if (h->mode == EXCLUSIVE)
-		return create_exclusive(path, h->createhow3_u.verf);
-	return create_checked(path, h->mode, &h->createhow3_u.obj_attributes);
-}
-
-/* MKDIR: the client's mode (0755 without one), then its other attributes. */
-static nfsstat3
-make_dir(const char *path, const void *how)
-{
-	const sattr3 *sa = how;
-	mode_t mode = 0755;
-
-	if (sa->mode.set_it)
-		mode = sa->mode.set_mode3_u.mode & 07777;
-	if (mkdir(path, mode) < 0)
-		return errno_to_nfsstat3(errno);
-	return sattr_apply(path, sa, false);
-}
-
-/* SYMLINK: the link, then the client's attributes on the link itself. */
-static nfsstat3
-make_symlink(const char *path, const void *how)
-{
-	const symlinkdata3 *sl = how;
-
-	if (!sl->symlink_data)
-		return NFS3ERR_INVAL;
-	if (symlink(sl->symlink_data, path) < 0)
-		return errno_to_nfsstat3(errno);
-	return sattr_apply(path, &sl->symlink_attributes, true);
-}
-
 /* s3.3.8 CREATE */
 bool_t
 nfsproc3_create_3_svc(CREATE3args *a, CREATE3res *r, struct svc_req *rq)
@@ -167,9 +112,21 @@ nfsproc3_create_3_svc(CREATE3args *a, CREATE3res *r, struct svc_req *rq)
 	CREATE3resok *ok = &r->CREATE3res_u.resok;
 	struct made m = { &ok->obj, &ok->obj_attributes, &ok->dir_wcc,
 			  &r->CREATE3res_u.resfail.dir_wcc };
+	char *path = NULL;
+	struct obj dir;
 
 	memset(r, 0, sizeof(*r));
-	r->status = make_name(&a->where, make_file, &a->how, &m);
+	r->status = fh_resolve(&a->where.dir, &dir);
+	if (r->status != NFS3_OK)
+		return TRUE;
+	r->status = child_path(&dir, a->where.name, true, &path);
+	if (r->status == NFS3_OK && a->how.mode == EXCLUSIVE)
+		r->status = create_exclusive(path, a->how.createhow3_u.verf);
+	else if (r->status == NFS3_OK)
+		r->status = create_checked(path, a->how.mode, &a->how.createhow3_u.obj_attributes);
+	made_reply(r->status, &dir, a->where.name, path, &m);
+	free(path);
+	obj_release(&dir);
 	return TRUE;
 }
 
@@ -180,9 +137,23 @@ nfsproc3_mkdir_3_svc(MKDIR3args *a, MKDIR3res *r, struct svc_req *rq)
 	MKDIR3resok *ok = &r->MKDIR3res_u.resok;
 	struct made m = { &ok->obj, &ok->obj_attributes, &ok->dir_wcc,
 			  &r->MKDIR3res_u.resfail.dir_wcc };
+	const sattr3 *sa = &a->attributes;
+	char *path = NULL;
+	struct obj dir;
 
 	memset(r, 0, sizeof(*r));
-	r->status = make_name(&a->where, make_dir, &a->attributes, &m);
+	r->status = fh_resolve(&a->where.dir, &dir);
+	if (r->status != NFS3_OK)
+		return TRUE;
+	r->status = child_path(&dir, a->where.name, true, &path);
+	if (r->status == NFS3_OK &&
+	    mkdir(path, sa->mode.set_it ? sa->mode.set_mode3_u.mode & 07777 : 0755) < 0)
+		r->status = errno_to_nfsstat3(errno);
+	if (r->status == NFS3_OK)
+		r->status = sattr_apply(path, sa, false);
+	made_reply(r->status, &dir, a->where.name, path, &m);
+	free(path);
+	obj_release(&dir);
 	return TRUE;
 }
 
@@ -193,9 +164,23 @@ nfsproc3_symlink_3_svc(SYMLINK3args *a, SYMLINK3res *r, struct svc_req *rq)
 	SYMLINK3resok *ok = &r->SYMLINK3res_u.resok;
 	struct made m = { &ok->obj, &ok->obj_attributes, &ok->dir_wcc,
 			  &r->SYMLINK3res_u.resfail.dir_wcc };
+	char *path = NULL;
+	struct obj dir;
 
 	memset(r, 0, sizeof(*r));
-	r->status = make_name(&a->where, make_symlink, &a->symlink, &m);
+	r->status = fh_resolve(&a->where.dir, &dir);
+	if (r->status != NFS3_OK)
+		return TRUE;
+	r->status = child_path(&dir, a->where.name, true, &path);
+	if (r->status == NFS3_OK && !a->symlink.symlink_data)
+		r->status = NFS3ERR_INVAL;
+	if (r->status == NFS3_OK && symlink(a->symlink.symlink_data, path) < 0)
+		r->status = errno_to_nfsstat3(errno);
+	if (r->status == NFS3_OK)
+		r->status = sattr_apply(path, &a->symlink.symlink_attributes, true);
+	made_reply(r->status, &dir, a->where.name, path, &m);
+	free(path);
+	obj_release(&dir);
 	return TRUE;
 }
 
