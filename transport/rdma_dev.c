@@ -212,28 +212,26 @@ rdma_pool_class(size_t len)
 	return c;
 }
 
-/* The smallest idle buffer of want to 2*want octets.  Holds devs_lock. */
+/*
+ * An idle buffer of exactly the class: a larger one would hold more of
+ * the budget than asked for, and may be what another registration needs.
+ * Holds devs_lock.
+ */
 static struct rdma_pbuf *
 idle_take_locked(struct rdma_dev *dev, size_t want)
 {
-	struct rdma_pbuf *pb, **pp, **best = NULL;
+	struct rdma_pbuf *pb, **pp;
 
 	for (pp = &dev->idle; (pb = *pp) != NULL; pp = &pb->idle_next) {
-		if (pb->buf.len < want || pb->buf.len > 2 * want)
-			continue;
-		if (!best || pb->buf.len < (*best)->buf.len)
-			best = pp;
-		if (pb->buf.len == want)
-			break;
+		if (pb->buf.len == want) {
+			*pp = pb->idle_next;
+			pb->idle_next = NULL;
+			dev->nidle--;
+			dev->idle_bytes -= pb->buf.len;
+			return pb;
+		}
 	}
-	if (!best)
-		return NULL;
-	pb = *best;
-	*best = pb->idle_next;
-	pb->idle_next = NULL;
-	dev->nidle--;
-	dev->idle_bytes -= pb->buf.len;
-	return pb;
+	return NULL;
 }
 
 struct rdma_pbuf *

@@ -94,9 +94,9 @@ extern int (*rdma_pool_buf_alloc)(struct rdma_dev *dev, struct rdma_buf *buf,
 extern void (*rdma_pool_buf_free)(struct rdma_buf *buf);
 
 /*
- * A buffer of at least len octets: an idle one of its class (or up to
- * twice its size), else a new registration.  NULL when it cannot be
- * registered (errno ENOMEM: the budget).
+ * A buffer of at least len octets: an idle one of its class, else a new
+ * registration.  NULL when it cannot be registered (errno ENOMEM: the
+ * budget).
  */
 struct rdma_pbuf *rdma_pool_get(struct rdma_dev *dev, size_t len);
 void rdma_pool_put(struct rdma_dev *dev, struct rdma_pbuf *pb);
