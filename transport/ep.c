@@ -246,9 +246,10 @@ setup_qp(struct ep *ep)
 	    pa.max_msg_sz)
 		ep->max_msg = pa.max_msg_sz;
 
+	ep->slab = rdma_slab_of(ep->dev, ep->attr.send_buf_size);
 	ep->send_free = calloc(ep->attr.nsend, sizeof(*ep->send_free));
 	ep->sends = calloc(ep->attr.nsend, sizeof(*ep->sends));
-	if (!ep->send_free || !ep->sends)
+	if (!ep->slab || !ep->send_free || !ep->sends)
 		return -ENOMEM;
 	for (i = ep->attr.nsend; i > 0; i--)
 		ep->send_free[ep->nsend_free++] = i - 1;
@@ -345,7 +346,7 @@ ep_destroy(struct ep *ep)
 	if (ep->sends) {
 		for (i = 0; i < ep->attr.nsend; i++) {
 			ep_release_attach(ep, &ep->sends[i]);
-			rdma_sbuf_put(ep->dev, ep->sends[i].buf);
+			rdma_sbuf_put(ep->sends[i].buf);
 		}
 	}
 	free(ep->sends);

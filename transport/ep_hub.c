@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "common/log.h"
 #include "ep_hub.h"
@@ -26,7 +25,7 @@ struct ep_hub {
 	pthread_mutex_t lock;
 	pthread_cond_t done;		/* a poll round ended */
 	unsigned int refs;		/* endpoints, and the process's current one */
-	pid_t pid;			/* the process that made it */
+	unsigned int forks;		/* fork_count when it was made */
 	int failed;			/* errno once the CM channel failed */
 	bool polling;			/* a thread is in poll() for everyone */
 	struct rdma_event_channel *ech;
@@ -37,6 +36,8 @@ struct ep_hub {
 static pthread_mutex_t hubs_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct ep_hub *current;
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+/* Forks this process descends through: a hub of an earlier count is a parent's. */
+static unsigned int fork_count;
 
 /*
  * A child starts without a hub: the parent's channels are the parent's
@@ -48,6 +49,7 @@ hub_atfork_child(void)
 {
 	pthread_mutex_init(&hubs_lock, NULL);
 	current = NULL;
+	fork_count++;
 }
 
 static void
@@ -94,7 +96,7 @@ hub_new(void)
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&h->done, &ca);
 	pthread_condattr_destroy(&ca);
-	h->pid = getpid();
+	h->forks = fork_count;
 	h->ech = rdma_create_event_channel();
 	if (!h->ech || set_nonblock(h->ech->fd)) {
 		err = errno;
@@ -311,7 +313,7 @@ hub_wait(struct ep *ep, int64_t deadline, bool (*ready)(const struct ep *ep))
 	int ret = 0;
 
 	/* A child must not read its parent's events. */
-	if (h->pid != getpid())
+	if (h->forks != fork_count)
 		return -EIO;
 	pthread_mutex_lock(&h->lock);
 	while (!ready(ep)) {

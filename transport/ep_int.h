@@ -55,6 +55,7 @@ struct ep {
 	unsigned int reserved;	/* receives of it reserved by us */
 
 	/* Send contexts, attr.nsend of them; their buffers come and go. */
+	struct rdma_slab *slab;	/* where their buffers come from */
 	struct ep_send *sends;
 	uint32_t *send_free;
 	unsigned int nsend_free;

@@ -99,7 +99,7 @@ ep_get_send(struct ep *ep)
 	if (!ep->nsend_free)
 		return -ENOBUFS;
 	idx = ep->send_free[ep->nsend_free - 1];
-	ep->sends[idx].buf = rdma_sbuf_get(ep->dev, ep->attr.send_buf_size);
+	ep->sends[idx].buf = rdma_sbuf_get(ep->dev, ep->slab);
 	if (!ep->sends[idx].buf)
 		return -ENOMEM;
 	ep->nsend_free--;
@@ -109,7 +109,7 @@ ep_get_send(struct ep *ep)
 void
 ep_put_send(struct ep *ep, uint32_t idx)
 {
-	rdma_sbuf_put(ep->dev, ep->sends[idx].buf);
+	rdma_sbuf_put(ep->sends[idx].buf);
 	ep->sends[idx].buf = NULL;
 	ep->send_free[ep->nsend_free++] = idx;
 }

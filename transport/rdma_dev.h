@@ -127,9 +127,11 @@ struct rdma_sbuf {
 	struct rdma_slab_chunk *chunk;
 };
 
-/* A free buffer of size octets; NULL when none can be registered. */
-struct rdma_sbuf *rdma_sbuf_get(struct rdma_dev *dev, uint32_t size);
-void rdma_sbuf_put(struct rdma_dev *dev, struct rdma_sbuf *b);
+/* The device's slab of buffers of size octets (made on first use), or NULL. */
+struct rdma_slab *rdma_slab_of(struct rdma_dev *dev, uint32_t size);
+/* A free buffer of the slab; NULL when none can be registered. */
+struct rdma_sbuf *rdma_sbuf_get(struct rdma_dev *dev, struct rdma_slab *s);
+void rdma_sbuf_put(struct rdma_sbuf *b);
 /* Release every slab of the device (rdma_dev_put). */
 void rdma_slabs_free(struct rdma_dev *dev);
 

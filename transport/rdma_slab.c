@@ -35,8 +35,8 @@ struct rdma_slab {
 /* Guards every device's list of slabs. */
 static pthread_mutex_t slabs_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static struct rdma_slab *
-slab_of(struct rdma_dev *dev, uint32_t size)
+struct rdma_slab *
+rdma_slab_of(struct rdma_dev *dev, uint32_t size)
 {
 	struct rdma_slab *s;
 
@@ -101,13 +101,10 @@ out_free:
 }
 
 struct rdma_sbuf *
-rdma_sbuf_get(struct rdma_dev *dev, uint32_t size)
+rdma_sbuf_get(struct rdma_dev *dev, struct rdma_slab *s)
 {
-	struct rdma_slab *s = slab_of(dev, size);
 	struct rdma_sbuf *b = NULL;
 
-	if (!s)
-		return NULL;
 	pthread_mutex_lock(&s->lock);
 	if (s->free || slab_grow_locked(dev, s) == 0) {
 		b = s->free;
@@ -151,7 +148,7 @@ chunk_free(struct rdma_slab_chunk *c)
 }
 
 void
-rdma_sbuf_put(struct rdma_dev *dev, struct rdma_sbuf *b)
+rdma_sbuf_put(struct rdma_sbuf *b)
 {
 	struct rdma_slab_chunk *c, *drop = NULL;
 	struct rdma_slab *s;
