@@ -23,19 +23,42 @@
 /* The call                                                            */
 /* ------------------------------------------------------------------ */
 
+/*
+ * What the RPC header, credentials and verifier (MAX_AUTH_BYTES each) and
+ * an RPCSEC_GSS wrapping may add to the arguments' own size.
+ */
+#define CT_CALL_SLACK 8192
+
 struct ct_grow_ctx {
 	struct ct_rdma *ct;
 	struct ct_slot *slot;
+	xdrproc_t xdr_args;
+	void *args_ptr;
+	bool sized;		/* the arguments' size was asked for */
 	bool nomem;		/* the pool could not give a buffer */
 };
 
-/* Move the call being encoded into a bigger pool buffer. */
+/*
+ * Move the call being encoded into a bigger pool buffer.  The first time,
+ * straight to the size of the whole call (xdr_sizeof): growing by halves
+ * would copy it several times and could end well above its size, holding
+ * registered memory for nothing.
+ */
 static bool
 ct_callbuf_grow(struct xdr_grow *g, size_t need)
 {
 	struct ct_grow_ctx *gc = g->ctx;
 	struct rdma_dev *dev = ep_dev(gc->ct->ct_ep);
-	struct rdma_pbuf *nb = rdma_pool_get(dev, need);
+	struct rdma_pbuf *nb;
+
+	if (!gc->sized && gc->xdr_args) {
+		size_t whole = xdr_sizeof(gc->xdr_args, gc->args_ptr) + CT_CALL_SLACK;
+
+		gc->sized = true;
+		if (whole > need)
+			need = whole;
+	}
+	nb = rdma_pool_get(dev, need);
 
 	if (!nb) {
 		gc->nomem = true;
@@ -53,7 +76,12 @@ int
 ct_encode_call(CLIENT *cl, struct ct_rdma *ct, struct ct_slot *slot,
 	       rpcproc_t proc, xdrproc_t xdr_args, void *args_ptr, size_t *len)
 {
-	struct ct_grow_ctx gc = { .ct = ct, .slot = slot };
+	struct ct_grow_ctx gc = {
+		.ct = ct,
+		.slot = slot,
+		.xdr_args = xdr_args,
+		.args_ptr = args_ptr,
+	};
 	struct xdr_grow g = {
 		.buf = slot->callbuf->buf.addr,
 		.cap = slot->callbuf->buf.len,

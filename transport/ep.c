@@ -153,7 +153,9 @@ create_cq(struct ep *ep, unsigned int cqe)
  * Completion queues: one for everything on a client; on a server, one
  * for receives and one for sends, so that other connections can reap
  * its finished Sends (and the buffers they hold) without taking its
- * calls.
+ * calls.  The send CQ signals the channel only while the connection
+ * waits for it (ep_wait, ep_wake): its completions are taken with the
+ * next call's.
  */
 static int
 setup_cqs(struct ep *ep)
@@ -168,8 +170,6 @@ setup_cqs(struct ep *ep)
 		ep->scq = create_cq(ep, ep->attr.max_send_wr + 1);
 		if (!ep->scq)
 			return errno ? -errno : -ENOMEM;
-		if (ibv_req_notify_cq(ep->scq, 0))
-			return -EIO;
 	}
 	if (ibv_req_notify_cq(ep->cq, 0))
 		return -EIO;

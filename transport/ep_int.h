@@ -28,7 +28,8 @@ struct ep {
 	struct ibv_cq *cq;	/* receives (a client's: everything) */
 	struct ibv_cq *scq;	/* sends; the same CQ on a client */
 	struct ibv_qp *qp;
-	bool armed;		/* CQ notification requested */
+	bool armed;		/* notification requested on cq */
+	bool sarmed;		/* ... and on a separate scq (only to wait) */
 
 	/* A client's: the shared channels (ep_hub.c). */
 	struct ep_hub *hub;

@@ -213,6 +213,8 @@ ep_wake(struct ep *ep)
 
 	if (!ep->qp || !ep_sq_room(ep, 1))
 		return;
+	if (ep->scq != ep->cq && !ep->sarmed && !ibv_req_notify_cq(ep->scq, 0))
+		ep->sarmed = true;
 	/*
 	 * In error, the request is flushed.  Where the kernel refuses that
 	 * (the process changed its credentials), it may reach the peer: an
@@ -257,7 +259,10 @@ ep_ack_cq_events(struct ep *ep)
 
 	while (ibv_get_cq_event(ep->cch, &cq, &ctx) == 0) {
 		ibv_ack_cq_events(cq, 1);
-		ep->armed = false;
+		if (cq == ep->cq)
+			ep->armed = false;
+		else
+			ep->sarmed = false;
 	}
 }
 
@@ -290,8 +295,7 @@ ep_poll(struct ep *ep, struct ibv_wc *wc, int max)
 		if (n != 0 || ep->armed)
 			return n < 0 ? -EIO : n;
 		/* Arm, then poll once more: nothing can slip in between. */
-		if (ibv_req_notify_cq(ep->cq, 0) ||
-		    (ep->scq != ep->cq && ibv_req_notify_cq(ep->scq, 0)))
+		if (ibv_req_notify_cq(ep->cq, 0))
 			return -EIO;
 		ep->armed = true;
 	}
@@ -321,6 +325,18 @@ ep_wait(struct ep *ep, int64_t deadline)
 	left = deadline - ep_now_ms();
 	if (left <= 0)
 		return -ETIMEDOUT;
+	/*
+	 * A separate send CQ signals only once armed: arm it and let the
+	 * caller poll once more before sleeping, for what came before.
+	 */
+	if (ep->scq != ep->cq && !ep->sarmed) {
+		if (ibv_req_notify_cq(ep->scq, 0)) {
+			ep_set_dead(ep, EIO);
+			return -EIO;
+		}
+		ep->sarmed = true;
+		return 0;
+	}
 	if (poll(&pfd, 1, (int)(left > 60000 ? 60000 : left)) < 0 &&
 	    errno != EINTR) {
 		ep_set_dead(ep, errno);

@@ -103,6 +103,8 @@ struct svc_rdma_conn {
 
 	/* The reply being built. */
 	struct rpcrdma_hdr rhdr;
+	xdrproc_t reply_proc;		/* its results, to size it (once) */
+	void *reply_where;
 	struct rdma_pbuf *reply_pb;	/* a reply beyond the send buffer */
 	uint8_t *reply_heap;		/* ... or beyond what the pool gives */
 	size_t reply_heap_cap;

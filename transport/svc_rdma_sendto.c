@@ -198,12 +198,24 @@ sc_replybuf_heap(struct svc_rdma_conn *sc, struct xdr_grow *g, size_t need)
 /*
  * The reply encode stream outgrew the send buffer: move to the pool, up
  * to SC_DIRECT_MAX while the budget gives it, to ordinary memory beyond.
+ * The first time, straight to the size of the whole reply when it is
+ * known (no Write chunk takes part of it): growing by halves would copy
+ * it several times and could end well above its size.
  */
 static bool
 sc_replybuf_grow(struct xdr_grow *g, size_t need)
 {
 	struct svc_rdma_conn *sc = g->ctx;
 	struct rdma_pbuf *nb = NULL;
+
+	if (sc->reply_proc) {
+		size_t whole = xdr_sizeof(sc->reply_proc, sc->reply_where) +
+			       g->len + 1024;
+
+		sc->reply_proc = NULL;
+		if (whole > need)
+			need = whole;
+	}
 
 	if (need <= SC_DIRECT_MAX && g->buf != sc->reply_heap)
 		nb = rdma_pool_get(ep_dev(sc->ep), need);
@@ -285,6 +297,9 @@ sc_reply_encode(struct svc_rdma_conn *sc, SVCXPRT *xprt, struct rpc_msg *msg,
 		msg->acpted_rply.ar_results.proc = XDRPROC(xdr_void);
 		msg->acpted_rply.ar_results.where = NULL;
 		ok = xdr_replymsg(&xdrs, msg);
+		/* Sized on growth, unless a Write chunk may take a result. */
+		sc->reply_proc = r->g.divert ? NULL : xdr_proc;
+		sc->reply_where = xdr_where;
 		r->d.armed = true;
 		ok = ok && SVCAUTH_WRAP(&SVC_XP_AUTH(xprt), &xdrs, xdr_proc,
 					xdr_where);
@@ -292,6 +307,7 @@ sc_reply_encode(struct svc_rdma_conn *sc, SVCXPRT *xprt, struct rpc_msg *msg,
 	} else {
 		ok = xdr_replymsg(&xdrs, msg);
 	}
+	sc->reply_proc = NULL;
 	if (ok)
 		return 0;
 	if (r->g.overflow)

@@ -388,6 +388,22 @@ test_memory(void)
 	CHECK_EQ_U(recv_reserved, 0, "every receive given back");
 	destroy_client(cl);
 
+	/* With a Write chunk, used by the server: the same. */
+	cl = make_client_wc(4, 4096, 64 << 10);
+	srv.credits = 4;
+	srv.write_result = 1001;
+	{
+		struct timeval tv = { .tv_sec = 5 };
+		struct opaque_res res = { NULL, 0 };
+
+		CHECK_EQ_U(clnt_call(cl, 1, XDRPROC(xdr_void), NULL,
+				     XDRPROC(xdr_opaque_res), (caddr_t)&res, tv),
+			   RPC_SUCCESS, "a result placed in the Write chunk");
+		free(res.buf);
+	}
+	CHECK_EQ_U(pbufs_alive, 0, "after it: its call, Reply and Write chunk buffers went back");
+	destroy_client(cl);
+
 	fake_reset(4096);
 	connects = fake_connects;
 	fake_mem_available = (1 << 20) + (64 << 10);
