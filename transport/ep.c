@@ -12,6 +12,7 @@
 
 #include "common/log.h"
 #include "common/sockaddr.h"
+#include "cred.h"
 #include "ep_int.h"
 
 /* RDMA Reads the peer may have outstanding against us, and we against it. */
@@ -219,6 +220,7 @@ ep_alloc(const struct ep_attr *attr)
 	if (!ep)
 		return NULL;
 	ep->attr = *attr;
+	ep->gen = cred_gen();
 	ep->local_pd.remote_inv = attr->remote_inv;
 	ep->local_pd.send_size = attr->inline_send;
 	ep->local_pd.recv_size = attr->inline_recv;
@@ -259,7 +261,10 @@ rd_atom_accept(int device_max, unsigned int peer)
 void
 ep_disconnect(struct ep *ep)
 {
-	if (ep && ep->id && !ep->cm_lost)
+	if (!ep || !ep->id || ep->cm_lost)
+		return;
+	/* The queue pair goes to error first; then the peer is told. */
+	if (rdma_disconnect(ep->id) && cm_refused(ep->id->channel))
 		rdma_disconnect(ep->id);
 }
 
@@ -300,10 +305,39 @@ ep_destroy(struct ep *ep)
 		ibv_destroy_comp_channel(ep->cch);
 	/* An id whose channel is gone cannot be destroyed: it is left. */
 	if (ep->id && !ep->cm_lost)
-		rdma_destroy_id(ep->id);
-	if (ep->ech)
+		cm_destroy_id(ep->id);
+	if (ep->ech) {
+		cm_forget(ep->ech);
 		rdma_destroy_event_channel(ep->ech);
+	}
 	rdma_dev_put(ep->dev);
+	free(ep);
+}
+
+bool
+ep_forked(const struct ep *ep)
+{
+	return ep->gen != cred_gen();
+}
+
+void
+ep_abandon(struct ep *ep)
+{
+	if (!ep)
+		return;
+	/*
+	 * Only this process's copies of the descriptors go: the queue pair,
+	 * its memory (not even mapped here when fork-protected) and the
+	 * verbs objects are the parent's.
+	 */
+	if (ep->cch)
+		close(ep->cch->fd);
+	if (ep->ech) {
+		cm_forget(ep->ech);
+		rdma_destroy_event_channel(ep->ech);
+	}
+	free(ep->sends);
+	free(ep->send_free);
 	free(ep);
 }
 
@@ -426,10 +460,7 @@ errno_is_no_device(int e)
 static int
 create_id(struct ep *ep)
 {
-	if (rdma_create_id(ep->ech, &ep->id, ep, RDMA_PS_TCP) == 0)
-		return 0;
-	ep->id = NULL;
-	return -errno;
+	return cm_create_id(ep->ech, &ep->id, ep);
 }
 
 /*
@@ -462,7 +493,7 @@ bind_source(struct ep *ep, const struct sockaddr *dst,
 		}
 		shim_log(SHIM_LOG_DEBUG, "connect: cannot keep local port %u: %s",
 			 sa_port(sa), strerror(errno));
-		rdma_destroy_id(ep->id);
+		cm_destroy_id(ep->id);
 		*why = RDMA_FAIL_ERROR;
 		ret = create_id(ep);
 		if (ret)
@@ -542,6 +573,7 @@ ep_connect(const struct sockaddr *dst, const struct sockaddr *src,
 	if (ret)
 		goto out_destroy;
 
+	cred_verbs_fd(ep->id->verbs->cmd_fd);
 	ret = setup_qp(ep);
 	if (ret) {
 		*why = RDMA_FAIL_ERROR;
@@ -583,11 +615,11 @@ ep_cm_drain(struct ep *ep)
 	struct rdma_cm_event *ev;
 
 	for (;;) {
-		if (rdma_get_cm_event(ep->ech, &ev)) {
+		if (cm_get_event(ep->ech, &ev)) {
 			/*
-			 * Anything but "no event" (EACCES once the process
-			 * changed its credentials) leaves the channel
-			 * readable for good: the connection is unusable.
+			 * Anything but "no event" (a channel that cannot be
+			 * moved to new credentials) leaves it readable for
+			 * good: the connection is unusable.
 			 */
 			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
 				ep_set_dead(ep, errno);
@@ -628,6 +660,7 @@ ep_accept(struct rdma_cm_id *id, const struct rdma_conn_param *req,
 	ep->id = id;
 	id->context = ep;
 
+	cred_verbs_fd(id->verbs->cmd_fd);
 	ret = setup_qp(ep);
 	if (ret)
 		goto out_reject;

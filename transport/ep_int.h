@@ -20,6 +20,7 @@ struct ep {
 	struct rdma_cm_id *id;	/* id->context is this endpoint */
 	struct rdma_event_channel *ech;	/* a client's own; NULL on the server */
 	bool cm_lost;		/* the id's channel is gone (ep_cm_lost) */
+	unsigned int gen;	/* cred_gen() when made: the parent's if older */
 	void *owner;
 	struct rdma_dev *dev;
 	struct ibv_comp_channel *cch;
