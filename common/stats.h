@@ -47,4 +47,8 @@ shim_stats_add(uint64_t *counter, uint64_t n)
 void shim_stats_describe(const char *prog, const char *config,
 			 unsigned int mode, bool bad_config);
 
+/* fork(): the file's lock is held across it (shim/fork.c). */
+void shim_stats_fork_lock(void);
+void shim_stats_fork_unlock(void);
+
 #endif
