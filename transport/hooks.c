@@ -84,8 +84,12 @@ clnt_hook_destroy(CLIENT *cl)
 int
 clnt_hook_stats(CLIENT *cl, struct shim_stats_conn *s)
 {
-	struct clnt_hook *h = calloc(1, sizeof(*h));
+	struct clnt_hook *h;
 
+	/* One slot per CLIENT: a second hook would find itself as orig. */
+	if (cl->cl_ops->cl_call == clnt_hook_call)
+		return -EEXIST;
+	h = calloc(1, sizeof(*h));
 	if (!h)
 		return -ENOMEM;
 	h->orig = cl->cl_ops;

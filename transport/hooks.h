@@ -18,7 +18,8 @@ int svc_hook_destroy(SVCXPRT *xprt, void (*fn)(SVCXPRT *xprt, void *arg),
 
 /*
  * Count the calls of a libtirpc CLIENT (calls, errors, timeouts) into s
- * and close s when the CLIENT is destroyed.  Returns 0 or -ENOMEM.
+ * and close s when the CLIENT is destroyed.  Returns 0, -ENOMEM, or
+ * -EEXIST when cl already has one (one statistics slot per CLIENT).
  */
 int clnt_hook_stats(CLIENT *cl, struct shim_stats_conn *s);
 

@@ -6,50 +6,15 @@
  * code) has its own small encoder and decoder here, written like the
  * Version One ones: a cursor p and the end of the buffer, the bounds
  * checked before anything is touched, the cursor after the element or
- * NULL returned, words read and written octet by octet, big-endian.  The
- * chunk lists are the Version One codec's.
+ * NULL returned, words read and written octet by octet, big-endian (the
+ * word helpers are xdr_word.h, shared with Version One).  The prefix, the
+ * chunk lists and the error body's encoder are the Version One codec's.
  */
 #include <errno.h>
 #include <string.h>
 
 #include "rpcrdma2_xdr.h"
-
-#define XDR_UNIT 4u
-
-static inline bool
-fits(const uint8_t *p, const uint8_t *end, size_t n)
-{
-	return p && end && p <= end && (size_t)(end - p) >= n;
-}
-
-/* RFC 4506 s4.2: unsigned int, big-endian. */
-static inline uint32_t
-get_be32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
-	       (uint32_t)p[2] << 8 | (uint32_t)p[3];
-}
-
-static uint8_t *
-encode_word(uint8_t *p, const uint8_t *end, uint32_t v)
-{
-	if (!fits(p, end, XDR_UNIT))
-		return NULL;
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-	return p + XDR_UNIT;
-}
-
-static const uint8_t *
-decode_word(const uint8_t *p, const uint8_t *end, uint32_t *v)
-{
-	if (!fits(p, end, XDR_UNIT))
-		return NULL;
-	*v = get_be32(p);
-	return p + XDR_UNIT;
-}
+#include "xdr_word.h"
 
 /* RFC 4506 s4.10: opaque<> is padded with zero octets to a whole word. */
 static inline size_t
@@ -58,34 +23,23 @@ padded_len(uint32_t n)
 	return ((size_t)n + XDR_UNIT - 1) & ~(size_t)(XDR_UNIT - 1);
 }
 
+/*
+ * Draft s4.2: struct rpcrdma2_xprt_hdr opens with rdma_xid, rdma_vers,
+ * rdma_credit, then rdma_proc as the discriminant of rpcrdma2_body: the
+ * octets of Version One's rpcrdma_prefix (RFC 8166 s5.1.2), decoded by
+ * Version One's rpcrdma_decode_prefix().
+ */
 int
 rpcrdma_peek_version(const void *buf, size_t len, uint32_t *xid,
 		     uint32_t *vers)
 {
 	const uint8_t *p = buf;
+	uint32_t credits, proc;
 
-	if (!p || len < RPCRDMA2_PREFIX_LEN)
+	if (!p || !rpcrdma_decode_prefix(p, p + len, xid, vers, &credits,
+					 &proc))
 		return -EMSGSIZE;
-	*xid = get_be32(p);
-	*vers = get_be32(p + XDR_UNIT);
 	return 0;
-}
-
-/*
- * Draft s4.2: struct rpcrdma2_xprt_hdr opens with rdma_xid, rdma_vers,
- * rdma_credit, then rdma_proc as the discriminant of rpcrdma2_body: the
- * octets of Version One's rpcrdma_prefix (RFC 8166 s5.1.2).
- */
-static const uint8_t *
-decode_prefix(const uint8_t *p, const uint8_t *end, struct rpcrdma2_hdr *hdr)
-{
-	if (!fits(p, end, RPCRDMA2_PREFIX_LEN))
-		return NULL;
-	hdr->xid = get_be32(p);
-	hdr->vers = get_be32(p + 4);
-	hdr->credits = get_be32(p + 8);
-	hdr->proc = get_be32(p + 12);
-	return p + RPCRDMA2_PREFIX_LEN;
 }
 
 static bool
@@ -183,12 +137,8 @@ uint8_t *
 rpcrdma2_encode_error_body(uint8_t *p, const uint8_t *end, uint32_t err,
 			   uint32_t vers_low, uint32_t vers_high)
 {
-	p = encode_word(p, end, err);
-	if (err == RDMA2_ERR_VERS) {
-		p = encode_word(p, end, vers_low);
-		p = encode_word(p, end, vers_high);
-	}
-	return p;
+	/* RDMA2_ERR_VERS is RDMA_ERR_VERS; the other codes have no body. */
+	return rpcrdma_encode_error_body(p, end, err, vers_low, vers_high);
 }
 
 static const uint8_t *
@@ -295,7 +245,8 @@ rpcrdma2_hdr_decode(const void *buf, size_t len, struct rpcrdma2_hdr *hdr)
 		return -EMSGSIZE;
 	end = start + len;
 
-	p = decode_prefix(start, end, hdr);
+	p = rpcrdma_decode_prefix(start, end, &hdr->xid, &hdr->vers,
+				  &hdr->credits, &hdr->proc);
 	if (!p)
 		return -EMSGSIZE;
 	/* RFC 8166 s5.5.1, by draft s4.2.3 */

@@ -5,15 +5,14 @@
  * cursor p and the end of the buffer, check that the element fits before
  * touching it, and return the cursor after the element, or NULL.  Words are
  * written and read octet by octet, big-endian (RFC 4506 s3), so neither the
- * host's byte order nor the buffer's alignment matters.
+ * host's byte order nor the buffer's alignment matters (xdr_word.h).
  */
 #include <errno.h>
 #include <limits.h>
 #include <string.h>
 
 #include "rpcrdma_xdr.h"
-
-#define XDR_UNIT 4u
+#include "xdr_word.h"
 
 /* RFC 8166 s5.1.3: rpcrdma1_error, ERR_VERS arm: err vers_low vers_high. */
 #define RPCRDMA1_ERR_VERS_BODY_LEN (3 * XDR_UNIT)
@@ -22,37 +21,6 @@
 /* RFC 4506 s4.19: optional-data discriminators. */
 #define XDR_ABSENT 0u
 #define XDR_PRESENT 1u
-
-/* Octets from p to end; p must not be past end. */
-static inline size_t
-room(const uint8_t *p, const uint8_t *end)
-{
-	return (size_t)(end - p);
-}
-
-static inline bool
-fits(const uint8_t *p, const uint8_t *end, size_t n)
-{
-	return p && end && p <= end && room(p, end) >= n;
-}
-
-/* RFC 4506 s4.2: unsigned int, big-endian. */
-static inline uint32_t
-get_be32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
-	       (uint32_t)p[2] << 8 | (uint32_t)p[3];
-}
-
-static inline uint8_t *
-put_be32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-	return p + XDR_UNIT;
-}
 
 /* RFC 4506 s4.5: unsigned hyper, most significant word first. */
 static inline uint64_t
@@ -66,24 +34,6 @@ put_be64(uint8_t *p, uint64_t v)
 {
 	p = put_be32(p, (uint32_t)(v >> 32));
 	return put_be32(p, (uint32_t)v);
-}
-
-/* One word (a count or a discriminator). */
-static uint8_t *
-encode_word(uint8_t *p, const uint8_t *end, uint32_t v)
-{
-	if (!fits(p, end, XDR_UNIT))
-		return NULL;
-	return put_be32(p, v);
-}
-
-static const uint8_t *
-decode_word(const uint8_t *p, const uint8_t *end, uint32_t *v)
-{
-	if (!fits(p, end, XDR_UNIT))
-		return NULL;
-	*v = get_be32(p);
-	return p + XDR_UNIT;
 }
 
 /*
@@ -119,15 +69,16 @@ rpcrdma_encode_prefix(uint8_t *p, const uint8_t *end, uint32_t xid,
 	return put_be32(p, proc);
 }
 
-static const uint8_t *
-decode_prefix(const uint8_t *p, const uint8_t *end, struct rpcrdma_hdr *hdr)
+const uint8_t *
+rpcrdma_decode_prefix(const uint8_t *p, const uint8_t *end, uint32_t *xid,
+		      uint32_t *vers, uint32_t *credits, uint32_t *proc)
 {
 	if (!fits(p, end, RPCRDMA1_PREFIX_LEN))
 		return NULL;
-	hdr->xid = get_be32(p);
-	hdr->vers = get_be32(p + 4);
-	hdr->credits = get_be32(p + 8);
-	hdr->proc = get_be32(p + 12);
+	*xid = get_be32(p);
+	*vers = get_be32(p + 4);
+	*credits = get_be32(p + 8);
+	*proc = get_be32(p + 12);
 	return p + RPCRDMA1_PREFIX_LEN;
 }
 
@@ -359,9 +310,9 @@ decode_reply_chunk(const uint8_t *p, const uint8_t *end,
  *   1 vers_low vers_high   (RDMA_ERR_VERS)
  *   2                      (RDMA_ERR_BADHEADER)
  */
-static uint8_t *
-encode_error_body(uint8_t *p, const uint8_t *end, uint32_t err,
-		  uint32_t vers_low, uint32_t vers_high)
+uint8_t *
+rpcrdma_encode_error_body(uint8_t *p, const uint8_t *end, uint32_t err,
+			  uint32_t vers_low, uint32_t vers_high)
 {
 	p = encode_word(p, end, err);
 	if (err == RDMA_ERR_VERS) {
@@ -452,7 +403,8 @@ rpcrdma_hdr_decode(const void *buf, size_t len, struct rpcrdma_hdr *hdr)
 		return -EMSGSIZE;
 	end = start + len;
 
-	p = decode_prefix(start, end, hdr);
+	p = rpcrdma_decode_prefix(start, end, &hdr->xid, &hdr->vers,
+				  &hdr->credits, &hdr->proc);
 	if (!p)
 		return -EMSGSIZE;
 	/* RFC 8166 s5.5.1 */
@@ -564,8 +516,8 @@ rpcrdma_hdr_encode(void *buf, size_t len, struct rpcrdma_hdr *hdr)
 			return -EINVAL;
 		p = rpcrdma_encode_prefix(start, end, hdr->xid, hdr->vers,
 					  hdr->credits, hdr->proc);
-		p = encode_error_body(p, end, hdr->err, hdr->vers_low,
-				      hdr->vers_high);
+		p = rpcrdma_encode_error_body(p, end, hdr->err,
+					      hdr->vers_low, hdr->vers_high);
 		break;
 	default:
 		/* RFC 8166 s5.6: senders never send RDMA_MSGP or RDMA_DONE. */
@@ -586,7 +538,7 @@ encode_error(void *buf, size_t len, uint32_t xid, uint32_t vers,
 	uint8_t *p;
 
 	p = rpcrdma_encode_prefix(start, end, xid, vers, credits, RDMA_ERROR);
-	p = encode_error_body(p, end, err, low, high);
+	p = rpcrdma_encode_error_body(p, end, err, low, high);
 	if (!p)
 		return -ENOSPC;
 	return p - start;

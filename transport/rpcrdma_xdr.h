@@ -195,6 +195,25 @@ uint8_t *rpcrdma_encode_reply_chunk(uint8_t *p, const uint8_t *end,
 				    unsigned int nsegs);
 
 /*
+ * An RDMA_ERROR's body: err, then vers_low and vers_high when err is
+ * RDMA_ERR_VERS (1), nothing more for any other code.  Version Two's error
+ * union has the same arms plus one more without a body, so it is encoded
+ * by this too (rpcrdma2_encode_error_body()).
+ */
+uint8_t *rpcrdma_encode_error_body(uint8_t *p, const uint8_t *end,
+				   uint32_t err, uint32_t vers_low,
+				   uint32_t vers_high);
+
+/*
+ * The prefix's decoder, the same in every version (s5.1.2, s9.1): the four
+ * words into *xid, *vers, *credits and *proc.  Returns the position after
+ * them, or NULL (nothing written) when they do not fit or p is NULL.
+ */
+const uint8_t *rpcrdma_decode_prefix(const uint8_t *p, const uint8_t *end,
+				     uint32_t *xid, uint32_t *vers,
+				     uint32_t *credits, uint32_t *proc);
+
+/*
  * The chunk lists (s5.1.3, struct rpcrdma1_chunks: read list, write list,
  * reply chunk) on their own, from and to the list fields of hdr (nreads,
  * reads, nwrites, writes, nwsegs, wsegs, has_reply, nreply, reply; the

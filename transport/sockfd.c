@@ -142,7 +142,9 @@ sockfd_owned(int fd)
 /*
  * A copy of what is known of fd, taken under the lock: the calls below
  * run without it, since they make socket calls of their own (which come
- * back through the interposed names).  False when fd is not ours.
+ * back through the interposed names).  With opt, also the option (level,
+ * name) when one was set on fd (*has_opt).  False, errno ENOTSOCK, when fd
+ * is not ours.
  */
 static bool
 snapshot(int fd, struct sockfd *out, int level, int name,
@@ -156,8 +158,9 @@ snapshot(int fd, struct sockfd *out, int level, int name,
 	if (s) {
 		*out = *s;
 		out->opts = NULL;
-		*has_opt = false;
-		for (o = s->opts; o; o = o->next) {
+		if (has_opt)
+			*has_opt = false;
+		for (o = opt ? s->opts : NULL; o; o = o->next) {
 			if (o->level == level && o->name == name) {
 				*opt = *o;
 				*has_opt = true;
@@ -166,6 +169,8 @@ snapshot(int fd, struct sockfd *out, int level, int name,
 		}
 	}
 	pthread_mutex_unlock(&sockfd_lock);
+	if (!s)
+		errno = ENOTSOCK;
 	return s != NULL;
 }
 
@@ -209,10 +214,8 @@ sockfd_getsockopt(int fd, int level, int name, void *val, socklen_t *len)
 	bool has_opt = false;
 	int ref;
 
-	if (!snapshot(fd, &s, level, name, &opt, &has_opt)) {
-		errno = ENOTSOCK;
+	if (!snapshot(fd, &s, level, name, &opt, &has_opt))
 		return -1;
-	}
 	if (level == SOL_SOCKET) {
 		switch (name) {
 		case SO_TYPE:
@@ -252,10 +255,8 @@ sockfd_setsockopt(int fd, int level, int name, const void *val, socklen_t len)
 	bool has_opt;
 	int scratch, ret, err;
 
-	if (!snapshot(fd, &s, level, name, &opt, &has_opt)) {
-		errno = ENOTSOCK;
+	if (!snapshot(fd, &s, level, name, &opt, &has_opt))
 		return -1;
-	}
 	/* A socket would refuse what a fresh one refuses. */
 	scratch = socket(s.local.ss_family, SOCK_STREAM | SOCK_CLOEXEC,
 			 IPPROTO_TCP);
@@ -313,13 +314,9 @@ int
 sockfd_getsockname(int fd, struct sockaddr *sa, socklen_t *len)
 {
 	struct sockfd s;
-	struct sockfd_opt opt;
-	bool has_opt;
 
-	if (!snapshot(fd, &s, -1, -1, &opt, &has_opt)) {
-		errno = ENOTSOCK;
+	if (!snapshot(fd, &s, 0, 0, NULL, NULL))
 		return -1;
-	}
 	return put_addr(&s.local, sa, len);
 }
 
@@ -327,13 +324,9 @@ int
 sockfd_getpeername(int fd, struct sockaddr *sa, socklen_t *len)
 {
 	struct sockfd s;
-	struct sockfd_opt opt;
-	bool has_opt;
 
-	if (!snapshot(fd, &s, -1, -1, &opt, &has_opt)) {
-		errno = ENOTSOCK;
+	if (!snapshot(fd, &s, 0, 0, NULL, NULL))
 		return -1;
-	}
 	if (s.listening) {
 		errno = ENOTCONN;
 		return -1;

@@ -6,9 +6,8 @@
 #include <stdlib.h>
 
 #include "../unit/cmp_reference.h"
+#include "fuzz.h"
 #include "pvtdata.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -12,16 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz.h"
 #include "rpcrdma2_xdr.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static uint32_t
-word_at(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
-	       (uint32_t)p[2] << 8 | (uint32_t)p[3];
-}
 
 static void
 check_values(const struct rpcrdma2_hdr *h, const uint8_t *data, size_t size)

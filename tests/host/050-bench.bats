@@ -7,6 +7,23 @@ load ../helpers
 
 BENCH=$RPCRDMA_SRC_DIR/tools/rpcrdma-bench
 
+# assert_usage_errors TOOL NAME --exact|--partial "ARGS|MESSAGE"...: for
+# each case TOOL ARGS exits 2, its first line is "NAME: MESSAGE" (or holds
+# it, with --partial) and its second points to --help.
+assert_usage_errors() {
+	local tool=$1 name=$2 args
+	local -a how=()
+	[[ $3 != --partial ]] || how=(--partial)
+	shift 3
+	for args in "$@"; do
+		# shellcheck disable=SC2086 # the arguments split on purpose
+		run "$tool" ${args%%|*}
+		[ "$status" -eq 2 ] || fail "'${args%%|*}': exit $status, not 2: $output"
+		assert_line --index 0 "${how[@]}" "$name: ${args#*|}"
+		assert_line --index 1 "Try 'tools/$name --help'."
+	done
+}
+
 @test "rpcrdma-bench --help lists the options and every scenario" {
 	run "$BENCH" --help
 	assert_success
@@ -25,7 +42,6 @@ BENCH=$RPCRDMA_SRC_DIR/tools/rpcrdma-bench
 
 @test "rpcrdma-bench: usage errors exit 2 with one line saying what is wrong" {
 	local -a bad
-	local args
 	bad=(
 		"--frobnicate|unknown option: --frobnicate"
 		"--scenario nosuch|unknown scenario: nosuch (known: null echo-1k "
@@ -38,13 +54,7 @@ BENCH=$RPCRDMA_SRC_DIR/tools/rpcrdma-bench
 		"build extra|unexpected argument: extra"
 		"$BATS_TEST_TMPDIR/nosuchdir|no build directory $BATS_TEST_TMPDIR/nosuchdir"
 	)
-	for args in "${bad[@]}"; do
-		# shellcheck disable=SC2086 # the arguments split on purpose
-		run "$BENCH" ${args%%|*}
-		[ "$status" -eq 2 ] || fail "'${args%%|*}': exit $status, not 2: $output"
-		assert_line --index 0 --partial "rpcrdma-bench: ${args#*|}"
-		assert_line --index 1 "Try 'tools/rpcrdma-bench --help'."
-	done
+	assert_usage_errors "$BENCH" rpcrdma-bench --partial "${bad[@]}"
 }
 
 @test "rpcrdma-bench: a build directory without the programs is refused" {
@@ -73,7 +83,6 @@ NFS_BENCH=$RPCRDMA_SRC_DIR/tools/nfs-bench
 
 @test "nfs-bench: usage errors exit 2 with one line saying what is wrong" {
 	local -a bad
-	local args
 	bad=(
 		"--frobnicate|unknown option: --frobnicate"
 		"--size 0|--size: not a number of MiB from 1 to 512: 0"
@@ -85,13 +94,7 @@ NFS_BENCH=$RPCRDMA_SRC_DIR/tools/nfs-bench
 		"build extra|unexpected argument: extra"
 		"$BATS_TEST_TMPDIR/nosuchdir|no build directory $BATS_TEST_TMPDIR/nosuchdir: run tools/setup first"
 	)
-	for args in "${bad[@]}"; do
-		# shellcheck disable=SC2086 # the arguments split on purpose
-		run "$NFS_BENCH" ${args%%|*}
-		[ "$status" -eq 2 ] || fail "'${args%%|*}': exit $status, not 2: $output"
-		assert_line --index 0 "nfs-bench: ${args#*|}"
-		assert_line --index 1 "Try 'tools/nfs-bench --help'."
-	done
+	assert_usage_errors "$NFS_BENCH" nfs-bench --exact "${bad[@]}"
 }
 
 @test "nfs-bench: a build directory without nfstest-server is refused" {

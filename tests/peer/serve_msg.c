@@ -30,6 +30,27 @@ send_error(struct pconn *c, const struct opts *o, uint32_t xid, uint32_t vers,
 }
 
 /*
+ * One late RDMA Read or Write of *n octets (at most PEER_LATE_LEN) of
+ * seg, tested and counted; its completion status.
+ */
+static int
+late_try(struct server *s, struct pconn *c, enum wr_kind kind,
+	 const struct rpcrdma_segment *seg, uint32_t *n)
+{
+	int st;
+
+	*n = min_u32(PEER_LATE_LEN, seg->length);
+	if (kind == WR_WRITE)
+		memset(c->data_mem, 0xee, *n);
+	st = rdma_sync(c, kind, c->data_mem, *n, seg->handle, seg->offset,
+		       bound(DEFAULT_ANSWER_MS));
+	s->late_tested++;
+	if (st == IBV_WC_SUCCESS)
+		s->late_exposed++;
+	return st;
+}
+
+/*
  * rkey-after-reply: the previous call has completed on the client (its
  * next call is here), so the memory it offered must be gone.  Touch it.
  */
@@ -37,7 +58,6 @@ static void
 late_access(struct server *s, struct pconn *c)
 {
 	struct late *lt = &c->late;
-	uint8_t *buf = c->data_mem;
 	uint32_t n;
 	int st;
 
@@ -48,12 +68,7 @@ late_access(struct server *s, struct pconn *c)
 	 */
 	lt->pending = false;
 	if (lt->have_read) {
-		n = min_u32(PEER_LATE_LEN, lt->rseg.length);
-		st = rdma_sync(c, WR_READ, buf, n, lt->rseg.handle, lt->rseg.offset,
-			       bound(DEFAULT_ANSWER_MS));
-		s->late_tested++;
-		if (st == IBV_WC_SUCCESS)
-			s->late_exposed++;
+		st = late_try(s, c, WR_READ, &lt->rseg, &n);
 		out("late_read=%s status=\"%s\" conn=%u of_xid=0x%08x handle=0x%08x offset=0x%" PRIx64 " len=%u",
 		    st == IBV_WC_SUCCESS ? "ok" : "failed", wc_status_name(st),
 		    c->number, lt->xid, lt->rseg.handle, lt->rseg.offset, n);
@@ -66,13 +81,7 @@ late_access(struct server *s, struct pconn *c)
 		}
 	}
 	if (lt->have_write) {
-		n = min_u32(PEER_LATE_LEN, lt->wseg.length);
-		memset(buf, 0xee, n);
-		st = rdma_sync(c, WR_WRITE, buf, n, lt->wseg.handle, lt->wseg.offset,
-			       bound(DEFAULT_ANSWER_MS));
-		s->late_tested++;
-		if (st == IBV_WC_SUCCESS)
-			s->late_exposed++;
+		st = late_try(s, c, WR_WRITE, &lt->wseg, &n);
 		out("late_write=%s status=\"%s\" conn=%u of_xid=0x%08x target=%s handle=0x%08x offset=0x%" PRIx64 " len=%u",
 		    st == IBV_WC_SUCCESS ? "ok" : "failed", wc_status_name(st),
 		    c->number, lt->xid, lt->write_target, lt->wseg.handle,

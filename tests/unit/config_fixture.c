@@ -83,27 +83,6 @@ at_conf(const char *tail)
 	return buf;
 }
 
-const struct sockaddr *
-sa(const char *addr, uint16_t port)
-{
-	static struct sockaddr_storage ss;
-	struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
-	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
-
-	memset(&ss, 0, sizeof(ss));
-	if (inet_pton(AF_INET, addr, &sin->sin_addr) == 1) {
-		sin->sin_family = AF_INET;
-		sin->sin_port = htons(port);
-	} else if (inet_pton(AF_INET6, addr, &sin6->sin6_addr) == 1) {
-		sin6->sin6_family = AF_INET6;
-		sin6->sin6_port = htons(port);
-	} else {
-		printf("Bail out! bad test address %s\n", addr);
-		exit(1);
-	}
-	return (const struct sockaddr *)&ss;
-}
-
 enum shim_action
 cli(const struct shim_config *cfg, uint32_t prog, uint32_t vers,
     const char *addr, uint16_t port)

@@ -1,7 +1,8 @@
 /*
  * What the configuration tests share: a scratch directory, files written
- * and read there, parsing a text as a whole file, socket addresses, and
- * the fields of struct shim_config by offset.  Include after check.h.
+ * and read there, parsing a text as a whole file, socket addresses
+ * (addr_fixture.h), and the fields of struct shim_config by offset.
+ * Include after check.h.
  */
 #ifndef TESTS_UNIT_CONFIG_FIXTURE_H
 #define TESTS_UNIT_CONFIG_FIXTURE_H
@@ -13,6 +14,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "addr_fixture.h"
 #include "config/shim_config.h"
 
 #define CHECK_STR(got, want, ...)                                         \
@@ -73,8 +75,6 @@ const char *msg(const struct shim_config *cfg, size_t i);
 /* "<conf_path>:<tail>" */
 const char *at_conf(const char *tail);
 
-/* addr (IPv4 or IPv6) and port, in a static buffer. */
-const struct sockaddr *sa(const char *addr, uint16_t port);
 /* The client's and the server's action; addr NULL: no address. */
 enum shim_action cli(const struct shim_config *cfg, uint32_t prog,
 		     uint32_t vers, const char *addr, uint16_t port);

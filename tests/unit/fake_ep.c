@@ -93,15 +93,21 @@ static uint32_t local_invs[F_KEYS];	/* keys invalidated locally, in order */
 unsigned int nlocal_inv;
 unsigned int violations;
 
+/* Where key is among keys[0..n), or n. */
+static unsigned int
+key_index(const uint32_t *keys, unsigned int n, uint32_t key)
+{
+	unsigned int i = 0;
+
+	while (i < n && keys[i] != key)
+		i++;
+	return i;
+}
+
 bool
 key_bound(uint32_t key)
 {
-	unsigned int i;
-
-	for (i = 0; i < nbound; i++)
-		if (bound[i] == key)
-			return true;
-	return false;
+	return key_index(bound, nbound, key) < nbound;
 }
 
 static void
@@ -115,26 +121,18 @@ key_bind(uint32_t key)
 static bool
 key_unbind(uint32_t key)
 {
-	unsigned int i;
+	unsigned int i = key_index(bound, nbound, key);
 
-	for (i = 0; i < nbound; i++) {
-		if (bound[i] == key) {
-			bound[i] = bound[--nbound];
-			return true;
-		}
-	}
-	return false;
+	if (i == nbound)
+		return false;
+	bound[i] = bound[--nbound];
+	return true;
 }
 
 bool
 was_invalidated_locally(uint32_t key)
 {
-	unsigned int i;
-
-	for (i = 0; i < nlocal_inv; i++)
-		if (local_invs[i] == key)
-			return true;
-	return false;
+	return key_index(local_invs, nlocal_inv, key) < nlocal_inv;
 }
 
 /* ------------------------------------------------------------------ */

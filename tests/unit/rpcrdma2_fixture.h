@@ -7,7 +7,8 @@
  *   hdr2_add_read(&h, 8, seg(...));    hdr2_add_write(&h, n, handle);
  *   hdr2_set_reply(&h, n);             hdr2_eq(&a, &b)
  *
- * seg(), seg_eq() and lists_eq() come from rpcrdma_fixture.h.
+ * The lists are built and compared by rpcrdma_fixture.h (seg(),
+ * add_write_from(), set_reply_from(), lists_eq()).
  */
 #ifndef TESTS_UNIT_RPCRDMA2_FIXTURE_H
 #define TESTS_UNIT_RPCRDMA2_FIXTURE_H
@@ -40,27 +41,13 @@ hdr2_add_read(struct rpcrdma2_hdr *h, uint32_t position,
 static inline void
 hdr2_add_write(struct rpcrdma2_hdr *h, unsigned int n, uint32_t handle)
 {
-	struct rpcrdma_hdr *l = &h->chunks;
-	unsigned int i;
-
-	l->writes[l->nwrites].first = l->nwsegs;
-	l->writes[l->nwrites].nsegs = n;
-	l->nwrites++;
-	for (i = 0; i < n; i++)
-		l->wsegs[l->nwsegs++] = seg(handle + i, 4096 * (i + 1),
-					    0xabcd000000000000ull + i * 4096ull);
+	add_write_from(&h->chunks, n, handle, 0xabcd000000000000ull);
 }
 
 static inline void
 hdr2_set_reply(struct rpcrdma2_hdr *h, unsigned int n)
 {
-	unsigned int i;
-
-	h->chunks.has_reply = true;
-	h->chunks.nreply = n;
-	for (i = 0; i < n; i++)
-		h->chunks.reply[i] = seg(0x7700 + i, 8192,
-					 0x200000000ull * (i + 1));
+	set_reply_from(&h->chunks, n, 0x7700, 0x200000000ull);
 }
 
 /* What the wire carries is equal (an RDMA2_ERROR has no direction). */

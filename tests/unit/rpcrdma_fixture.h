@@ -7,8 +7,9 @@
  *   add_read(&h, 8, seg(...));         add_write(&h, n, handle);
  *   set_reply(&h, n);                  hdr_eq(&a, &b)
  *
- * seg(), seg_eq() and lists_eq() serve the Version Two tests as well
- * (rpcrdma2_fixture.h): both versions carry the same chunk lists.
+ * seg(), add_write_from(), set_reply_from(), seg_eq() and lists_eq() serve
+ * the Version Two tests as well (rpcrdma2_fixture.h): both versions carry
+ * the same chunk lists.
  */
 #ifndef TESTS_UNIT_RPCRDMA_FIXTURE_H
 #define TESTS_UNIT_RPCRDMA_FIXTURE_H
@@ -35,9 +36,13 @@ add_read(struct rpcrdma_hdr *hdr, uint32_t position, struct rpcrdma_segment s)
 	hdr->nreads++;
 }
 
-/* Append a Write chunk of n segments to hdr. */
+/*
+ * Append a Write chunk of n segments to the lists of hdr: handles from
+ * handle, lengths 4096, 8192, ..., offsets from offset 4096 apart.
+ */
 static inline void
-add_write(struct rpcrdma_hdr *hdr, unsigned int n, uint32_t handle)
+add_write_from(struct rpcrdma_hdr *hdr, unsigned int n, uint32_t handle,
+	       uint64_t offset)
 {
 	unsigned int i;
 
@@ -45,20 +50,36 @@ add_write(struct rpcrdma_hdr *hdr, unsigned int n, uint32_t handle)
 	hdr->writes[hdr->nwrites].nsegs = n;
 	hdr->nwrites++;
 	for (i = 0; i < n; i++)
-		hdr->wsegs[hdr->nwsegs++] =
-			seg(handle + i, 4096 * (i + 1),
-			    0xfedcba9800000000ull + (uint64_t)i * 4096);
+		hdr->wsegs[hdr->nwsegs++] = seg(handle + i, 4096 * (i + 1),
+						offset + (uint64_t)i * 4096);
 }
 
 static inline void
-set_reply(struct rpcrdma_hdr *hdr, unsigned int n)
+add_write(struct rpcrdma_hdr *hdr, unsigned int n, uint32_t handle)
+{
+	add_write_from(hdr, n, handle, 0xfedcba9800000000ull);
+}
+
+/*
+ * A Reply chunk of n segments of 8192 octets in the lists of hdr: handles
+ * from handle, offsets stride, 2 * stride, ...
+ */
+static inline void
+set_reply_from(struct rpcrdma_hdr *hdr, unsigned int n, uint32_t handle,
+	       uint64_t stride)
 {
 	unsigned int i;
 
 	hdr->has_reply = true;
 	hdr->nreply = n;
 	for (i = 0; i < n; i++)
-		hdr->reply[i] = seg(0x7000 + i, 8192, 0x100000000ull * (i + 1));
+		hdr->reply[i] = seg(handle + i, 8192, stride * (i + 1));
+}
+
+static inline void
+set_reply(struct rpcrdma_hdr *hdr, unsigned int n)
+{
+	set_reply_from(hdr, n, 0x7000, 0x100000000ull);
 }
 
 static inline void

@@ -8,31 +8,10 @@
 #include <string.h>
 #include <sys/un.h>
 
+#include "addr_fixture.h"
 #include "check.h"
 #include "common/log_once.h"
 #include "common/sockaddr.h"
-
-static struct sockaddr_storage ss;
-
-static const struct sockaddr *
-sa(const char *addr, uint16_t port)
-{
-	struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
-	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
-
-	memset(&ss, 0, sizeof(ss));
-	if (inet_pton(AF_INET, addr, &sin->sin_addr) == 1) {
-		sin->sin_family = AF_INET;
-		sin->sin_port = htons(port);
-	} else if (inet_pton(AF_INET6, addr, &sin6->sin6_addr) == 1) {
-		sin6->sin6_family = AF_INET6;
-		sin6->sin6_port = htons(port);
-	} else {
-		printf("Bail out! bad test address %s\n", addr);
-		exit(1);
-	}
-	return (const struct sockaddr *)&ss;
-}
 
 static struct peer_key
 key_of(const char *addr, uint16_t port)

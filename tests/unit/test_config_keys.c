@@ -1,7 +1,8 @@
 /*
  * Unit tests of config/keys.c: the key table, defaults, names, and every
  * key's values, good and bad.  argv[1] is rpcrdma-shim.conf(5), checked to
- * document every key and variable.
+ * document every key and variable; argv[2] is tools/rpcrdma-run.in, whose
+ * -e must accept exactly the keys of the table.
  */
 #include <ctype.h>
 #include <stdbool.h>
@@ -424,12 +425,68 @@ test_bad_values(void)
 	}
 }
 
+/* Whether name stands in list as a whole word (blank separated). */
+static bool
+has_word(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = list; (p = strstr(p, name)) != NULL; p += n)
+		if ((p == list || isspace((unsigned char)p[-1])) &&
+		    (!p[n] || isspace((unsigned char)p[n])))
+			return true;
+	return false;
+}
+
+/* rpcrdma-run's keys=(...) list: every key of the table, plus config. */
+static void
+test_run_keys(const char *run_path)
+{
+	const char *text, *start, *end;
+	char list[1024];
+	bool all = true;
+
+	if (!run_path) {
+		SKIP("rpcrdma-run: no path given");
+		return;
+	}
+	text = read_text(run_path);
+	start = text ? strstr(text, "\nkeys=(") : NULL;
+	end = start ? strchr(start, ')') : NULL;
+	CHECK(start && end && (size_t)(end - start) < sizeof(list),
+	      "rpcrdma-run %s has its keys=(...) list", run_path);
+	if (!start || !end || (size_t)(end - start) >= sizeof(list))
+		return;
+	start += strlen("\nkeys=(");
+	memcpy(list, start, (size_t)(end - start));
+	list[end - start] = '\0';
+	for (const struct shim_config_key *k = shim_config_keys; k->name; k++) {
+		if (!has_word(list, k->name)) {
+			printf("# rpcrdma-run -e lacks %s\n", k->name);
+			all = false;
+		}
+	}
+	CHECK(all, "rpcrdma-run -e accepts every key");
+	for (char *w = strtok(list, " \t\n"); w; w = strtok(NULL, " \t\n")) {
+		const struct shim_config_key *k = shim_config_keys;
+
+		while (k->name && strcmp(k->name, w))
+			k++;
+		if (strcmp(w, "config") && !k->name) {
+			printf("# rpcrdma-run -e knows %s, the shim does not\n", w);
+			all = false;
+		}
+	}
+	CHECK(all, "rpcrdma-run -e accepts no key the shim does not know");
+}
+
 int
 main(int argc, char **argv)
 {
 	fixture_init();
 	test_defaults();
 	test_names(argc > 1 ? argv[1] : NULL);
+	test_run_keys(argc > 2 ? argv[2] : NULL);
 	test_table();
 	test_valid_values();
 	test_bad_values();

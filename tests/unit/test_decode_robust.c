@@ -360,11 +360,57 @@ layout_ok(const struct rpcrdma_hdr *h, bool nomsg)
 	return true;
 }
 
+/* What a decoder returned and the prefix fields and hdrlen it set. */
+struct decoded {
+	int rc;
+	uint32_t xid, vers, credits, proc;
+	size_t hdrlen;
+};
+
+/*
+ * The contract both decoders share, for an input holding the prefix: the
+ * prefix fields are its first four words; a version other than vers gives
+ * -EPROTONOSUPPORT; anything else 0 or -EBADMSG; an accepted header lies
+ * inside the input.  Tallies the outcome, and says whether the header was
+ * accepted (its version's own checks follow).
+ */
+static bool
+check_decoded(struct tally *t, const uint8_t *src, size_t len, bool valid,
+	      const struct decoded *d, uint32_t vers)
+{
+	if (d->xid != get32(src) || d->vers != get32(src + 4) ||
+	    d->credits != get32(src + 8) || d->proc != get32(src + 12))
+		violation(t, "prefix fields", src, len);
+	if (d->vers != vers) {
+		t->eproto++;
+		if (d->rc != -EPROTONOSUPPORT)
+			violation(t, "bad version not -EPROTONOSUPPORT", src,
+				  len);
+		return false;
+	}
+	if (d->rc == -EBADMSG) {
+		t->ebadmsg++;
+		if (valid)
+			t->valid_rejected++;
+		return false;
+	}
+	if (d->rc != 0) {
+		violation(t, "unexpected return code", src, len);
+		return false;
+	}
+	t->accepted++;
+	if (d->hdrlen > len || d->hdrlen % 4 ||
+	    d->hdrlen < RPCRDMA1_PREFIX_LEN + 4)
+		violation(t, "hdrlen", src, len);
+	return true;
+}
+
 static void
 check_header(struct tally *t, const uint8_t *src, size_t len, bool valid)
 {
 	static uint8_t out[MAX_INPUT];
 	const uint8_t *buf = guardbuf_place(&gb, src, len);
+	struct decoded d;
 	ssize_t n;
 	int rc;
 
@@ -375,30 +421,10 @@ check_header(struct tally *t, const uint8_t *src, size_t len, bool valid)
 			violation(t, "short input not -EMSGSIZE", src, len);
 		return;
 	}
-	if (hdr.xid != get32(src) || hdr.vers != get32(src + 4) ||
-	    hdr.credits != get32(src + 8) || hdr.proc != get32(src + 12))
-		violation(t, "prefix fields", src, len);
-	if (hdr.vers != RPCRDMA1_VERSION) {
-		t->eproto++;
-		if (rc != -EPROTONOSUPPORT)
-			violation(t, "bad version not -EPROTONOSUPPORT", src,
-				  len);
+	d = (struct decoded){ rc, hdr.xid, hdr.vers, hdr.credits, hdr.proc,
+			      hdr.hdrlen };
+	if (!check_decoded(t, src, len, valid, &d, RPCRDMA1_VERSION))
 		return;
-	}
-	if (rc == -EBADMSG) {
-		t->ebadmsg++;
-		if (valid)
-			t->valid_rejected++;
-		return;
-	}
-	if (rc != 0) {
-		violation(t, "unexpected return code", src, len);
-		return;
-	}
-	t->accepted++;
-	if (hdr.hdrlen > len || hdr.hdrlen % 4 ||
-	    hdr.hdrlen < RPCRDMA1_PREFIX_LEN + 4)
-		violation(t, "hdrlen", src, len);
 	if (hdr.proc != RDMA_MSG && hdr.proc != RDMA_NOMSG &&
 	    hdr.proc != RDMA_ERROR)
 		violation(t, "accepted a reserved procedure", src, len);
@@ -445,6 +471,7 @@ check_header2(struct tally *t, const uint8_t *src, size_t len, bool valid)
 	static uint8_t out[MAX_INPUT];
 	const uint8_t *buf = guardbuf_place(&gb, src, len);
 	uint32_t xid = 0, vers = 0;
+	struct decoded d;
 	ssize_t n;
 	int rc, peek;
 
@@ -456,32 +483,12 @@ check_header2(struct tally *t, const uint8_t *src, size_t len, bool valid)
 			violation(t, "short input not -EMSGSIZE", src, len);
 		return;
 	}
-	if (hdr2.xid != get32(src) || hdr2.vers != get32(src + 4) ||
-	    hdr2.credits != get32(src + 8) || hdr2.proc != get32(src + 12))
-		violation(t, "prefix fields", src, len);
 	if (peek != 0 || xid != hdr2.xid || vers != hdr2.vers)
 		violation(t, "peek disagrees with the prefix", src, len);
-	if (hdr2.vers != RPCRDMA2_VERSION) {
-		t->eproto++;
-		if (rc != -EPROTONOSUPPORT)
-			violation(t, "bad version not -EPROTONOSUPPORT", src,
-				  len);
+	d = (struct decoded){ rc, hdr2.xid, hdr2.vers, hdr2.credits, hdr2.proc,
+			      hdr2.hdrlen };
+	if (!check_decoded(t, src, len, valid, &d, RPCRDMA2_VERSION))
 		return;
-	}
-	if (rc == -EBADMSG) {
-		t->ebadmsg++;
-		if (valid)
-			t->valid_rejected++;
-		return;
-	}
-	if (rc != 0) {
-		violation(t, "unexpected return code", src, len);
-		return;
-	}
-	t->accepted++;
-	if (hdr2.hdrlen > len || hdr2.hdrlen % 4 ||
-	    hdr2.hdrlen < RPCRDMA2_PREFIX_LEN + 4)
-		violation(t, "hdrlen", src, len);
 	if (!values_ok2(&hdr2, buf, len))
 		violation(t, "decoded values", src, len);
 	if (rpcrdma_hdr_decode(buf, len, &hdr) != -EPROTONOSUPPORT)

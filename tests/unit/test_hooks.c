@@ -6,6 +6,7 @@
  * away the same way.  The transports here are fakes whose ops
  * record what reaches them.
  */
+#include <errno.h>
 #include <string.h>
 
 #include <rpc/rpc.h>
@@ -147,6 +148,12 @@ test_clnt_hook(void)
 
 	CHECK(clnt_hook_stats(&cl, &a) == 0, "statistics hook added");
 	CHECK(cl.cl_ops != &fake_cl_ops, "the hook puts its own ops in place");
+	{
+		const struct clnt_ops *first = cl.cl_ops;
+
+		CHECK(clnt_hook_stats(&cl, &a) == -EEXIST && cl.cl_ops == first,
+		      "a second statistics hook is refused, the first stays");
+	}
 	CHECK(call(&cl, RPC_SUCCESS) == RPC_SUCCESS, "a call returns the transport's status");
 	CHECK(call(&cl, RPC_TIMEDOUT) == RPC_TIMEDOUT, "a timeout is passed up");
 	CHECK(call(&cl, RPC_CANTRECV) == RPC_CANTRECV, "an error is passed up");

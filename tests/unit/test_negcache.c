@@ -9,32 +9,9 @@
 #include <string.h>
 #include <sys/un.h>
 
+#include "addr_fixture.h"
 #include "check.h"
 #include "negcache.h"
-
-static struct sockaddr_in
-in4(const char *addr, uint16_t port)
-{
-	struct sockaddr_in sin;
-
-	memset(&sin, 0, sizeof(sin));
-	sin.sin_family = AF_INET;
-	sin.sin_port = htons(port);
-	inet_pton(AF_INET, addr, &sin.sin_addr);
-	return sin;
-}
-
-static struct sockaddr_in6
-in6(const char *addr, uint16_t port)
-{
-	struct sockaddr_in6 sin6;
-
-	memset(&sin6, 0, sizeof(sin6));
-	sin6.sin6_family = AF_INET6;
-	sin6.sin6_port = htons(port);
-	inet_pton(AF_INET6, addr, &sin6.sin6_addr);
-	return sin6;
-}
 
 #define SA(p) ((const struct sockaddr *)(p))
 

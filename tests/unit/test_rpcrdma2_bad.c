@@ -126,14 +126,12 @@ test_list_limits(void)
 	unsigned int i;
 
 	msg_start(&w);
-	for (i = 0; i < RPCRDMA1_MAX_READ_SEGS + 1; i++)
-		put(&w, 1), put(&w, 8), put_seg(&w, i, 4, 0);
+	put_read_segs(&w, RPCRDMA1_MAX_READ_SEGS + 1, 8);
 	put_no_chunks(&w);
 	CHECK_RC(decode_words(&w, &h_out), -EBADMSG,
 		 "%d read segments: -EBADMSG", RPCRDMA1_MAX_READ_SEGS + 1);
 	msg_start(&w);
-	for (i = 0; i < RPCRDMA1_MAX_READ_SEGS; i++)
-		put(&w, 1), put(&w, 8), put_seg(&w, i, 4, 0);
+	put_read_segs(&w, RPCRDMA1_MAX_READ_SEGS, 8);
 	put_no_chunks(&w);
 	CHECK(decode_words(&w, &h_out) == 0 &&
 	      h_out.chunks.nreads == RPCRDMA1_MAX_READ_SEGS,
@@ -142,19 +140,15 @@ test_list_limits(void)
 	msg_start(&w);
 	put(&w, 0);
 	for (i = 0; i < RPCRDMA1_MAX_WRITE_CHUNKS + 1; i++)
-		put(&w, 1), put(&w, 1), put_seg(&w, i, 4, 0);
+		put(&w, 1), put_write_chunk(&w, 1, i);
 	put(&w, 0), put(&w, 0);
 	CHECK_RC(decode_words(&w, &h_out), -EBADMSG,
 		 "%d write chunks: -EBADMSG", RPCRDMA1_MAX_WRITE_CHUNKS + 1);
 
 	msg_start(&w);
 	put(&w, 0);
-	put(&w, 1), put(&w, RPCRDMA1_MAX_WRITE_SEGS / 2);
-	for (i = 0; i < RPCRDMA1_MAX_WRITE_SEGS / 2; i++)
-		put_seg(&w, i, 4, 0);
-	put(&w, 1), put(&w, RPCRDMA1_MAX_WRITE_SEGS / 2 + 1);
-	for (i = 0; i < RPCRDMA1_MAX_WRITE_SEGS / 2 + 1; i++)
-		put_seg(&w, i, 4, 0);
+	put(&w, 1), put_write_chunk(&w, RPCRDMA1_MAX_WRITE_SEGS / 2, 0);
+	put(&w, 1), put_write_chunk(&w, RPCRDMA1_MAX_WRITE_SEGS / 2 + 1, 0);
 	put(&w, 0), put(&w, 0);
 	CHECK_RC(decode_words(&w, &h_out), -EBADMSG,
 		 "%d write segments in all: -EBADMSG",
@@ -162,9 +156,7 @@ test_list_limits(void)
 
 	msg_start(&w);
 	put(&w, 0), put(&w, 0), put(&w, 1);
-	put(&w, RPCRDMA1_MAX_REPLY_SEGS + 1);
-	for (i = 0; i < RPCRDMA1_MAX_REPLY_SEGS + 1; i++)
-		put_seg(&w, i, 4, 0);
+	put_write_chunk(&w, RPCRDMA1_MAX_REPLY_SEGS + 1, 0);
 	CHECK_RC(decode_words(&w, &h_out), -EBADMSG,
 		 "%d reply segments: -EBADMSG", RPCRDMA1_MAX_REPLY_SEGS + 1);
 

@@ -89,20 +89,12 @@ test_list_errors(void)
 
 	/* Read list: one segment over the limit, and exactly at it. */
 	put_prefix(&w, 1, 1, RDMA_MSG);
-	for (i = 0; i < RPCRDMA1_MAX_READ_SEGS + 1; i++) {
-		put(&w, 1);
-		put(&w, 8);
-		put_seg(&w, i, 4, 0);
-	}
+	put_read_segs(&w, RPCRDMA1_MAX_READ_SEGS + 1, 8);
 	put(&w, 0), put(&w, 0), put(&w, 0);
 	CHECK_RC(decode_words(&w, &h_out), -EBADMSG,
 		 "%d read segments: -EBADMSG", RPCRDMA1_MAX_READ_SEGS + 1);
 	put_prefix(&w, 1, 1, RDMA_MSG);
-	for (i = 0; i < RPCRDMA1_MAX_READ_SEGS; i++) {
-		put(&w, 1);
-		put(&w, 8);
-		put_seg(&w, i, 4, 0);
-	}
+	put_read_segs(&w, RPCRDMA1_MAX_READ_SEGS, 8);
 	put(&w, 0), put(&w, 0), put(&w, 0);
 	CHECK_RC(decode_words(&w, &h_out), 0, "%d read segments: accepted",
 		 RPCRDMA1_MAX_READ_SEGS);
@@ -112,8 +104,7 @@ test_list_errors(void)
 	put(&w, 0);
 	for (i = 0; i < RPCRDMA1_MAX_WRITE_CHUNKS + 1; i++) {
 		put(&w, 1);
-		put(&w, 1);
-		put_seg(&w, i, 4, 0);
+		put_write_chunk(&w, 1, i);
 	}
 	put(&w, 0), put(&w, 0);
 	CHECK_RC(decode_words(&w, &h_out), -EBADMSG,
@@ -123,13 +114,9 @@ test_list_errors(void)
 	put_prefix(&w, 1, 1, RDMA_MSG);
 	put(&w, 0);
 	put(&w, 1);
-	put(&w, RPCRDMA1_MAX_WRITE_SEGS / 2);
-	for (i = 0; i < RPCRDMA1_MAX_WRITE_SEGS / 2; i++)
-		put_seg(&w, i, 4, 0);
+	put_write_chunk(&w, RPCRDMA1_MAX_WRITE_SEGS / 2, 0);
 	put(&w, 1);
-	put(&w, RPCRDMA1_MAX_WRITE_SEGS / 2 + 1);
-	for (i = 0; i < RPCRDMA1_MAX_WRITE_SEGS / 2 + 1; i++)
-		put_seg(&w, i, 4, 0);
+	put_write_chunk(&w, RPCRDMA1_MAX_WRITE_SEGS / 2 + 1, 0);
 	put(&w, 0), put(&w, 0);
 	CHECK_RC(decode_words(&w, &h_out), -EBADMSG,
 		 "%d write segments in all: -EBADMSG",
@@ -138,9 +125,7 @@ test_list_errors(void)
 	/* Reply chunk over the limit. */
 	put_prefix(&w, 1, 1, RDMA_MSG);
 	put(&w, 0), put(&w, 0), put(&w, 1);
-	put(&w, RPCRDMA1_MAX_REPLY_SEGS + 1);
-	for (i = 0; i < RPCRDMA1_MAX_REPLY_SEGS + 1; i++)
-		put_seg(&w, i, 4, 0);
+	put_write_chunk(&w, RPCRDMA1_MAX_REPLY_SEGS + 1, 0);
 	CHECK_RC(decode_words(&w, &h_out), -EBADMSG,
 		 "%d reply segments: -EBADMSG", RPCRDMA1_MAX_REPLY_SEGS + 1);
 

@@ -72,6 +72,20 @@ test_read_chunks(void)
 		 "nreads over the limit: -EBADMSG");
 }
 
+/* Whether the rebuild gives exactly want: its length, then its octets. */
+static bool
+rebuilds_to(const void *inline_payload, size_t inline_len,
+	    const struct rpcrdma_read_chunk *c, unsigned int nchunks,
+	    const void *data, const void *want, size_t want_len)
+{
+	static uint8_t out[256];
+	ssize_t n;
+
+	n = rpcrdma_read_rebuild(out, sizeof(out), inline_payload, inline_len,
+				 c, nchunks, data);
+	return n == (ssize_t)want_len && memcmp(out, want, want_len) == 0;
+}
+
 static void
 test_rebuild(void)
 {
@@ -104,9 +118,23 @@ test_rebuild(void)
 		W(0xaaaa0001), W(0), W(2), W(100003), W(3), W(7),
 		W(0), W(0), W(0), W(0), 'x', 'y', 'z', 0,
 	};
+	static const struct {
+		uint32_t pos0, len0, pos1, len1;
+		unsigned int nchunks;
+		const char *data, *what;
+	} bad_pos[] = {
+		{ 6, 4, 20, 6, 1, "abcd", "position 6" },
+		{ 20, 4, 20, 6, 1, "abcd", "position beyond the inline data" },
+		{ 8, 5, 12, 4, 2, "ABCDEabcd",
+		  "position inside the previous chunk" },
+		{ 8, 5, 8, 4, 2, "ABCDEabcd",
+		  "two chunks at the same position" },
+		{ 8, 5, 32, 4, 2, "ABCDEabcd",
+		  "second chunk beyond the inline data" },
+	};
 	struct rpcrdma_read_chunk c[4];
 	uint8_t out[256], before[256];
-	unsigned int bad = 0;
+	unsigned int bad = 0, i;
 	ssize_t n;
 	size_t len;
 
@@ -115,9 +143,7 @@ test_rebuild(void)
 	c[0].first = 0;
 	c[0].nsegs = 1;
 	c[0].length = sizeof(call);
-	n = rpcrdma_read_rebuild(out, sizeof(out), NULL, 0, c, 1, call);
-	CHECK(n == (ssize_t)sizeof(want_call) &&
-	      memcmp(out, want_call, sizeof(want_call)) == 0,
+	CHECK(rebuilds_to(NULL, 0, c, 1, call, want_call, sizeof(want_call)),
 	      "position-zero chunk of 43 octets: the call, rounded up to 44");
 	CHECK_EQ_U(rpcrdma_read_rebuild_len(0, c, 1), sizeof(want_call),
 		   "rebuild_len of the position-zero chunk");
@@ -125,20 +151,16 @@ test_rebuild(void)
 	/* One data chunk of 5 octets in the middle. */
 	c[0].position = 8;
 	c[0].length = 5;
-	n = rpcrdma_read_rebuild(out, sizeof(out), inline1, sizeof(inline1),
-				 c, 1, "ABCDE");
-	CHECK(n == (ssize_t)sizeof(want1) &&
-	      memcmp(out, want1, sizeof(want1)) == 0,
+	CHECK(rebuilds_to(inline1, sizeof(inline1), c, 1, "ABCDE", want1,
+			  sizeof(want1)),
 	      "5-octet chunk at 8: inserted with 3 octets of zero padding");
 	CHECK_EQ_U(rpcrdma_read_rebuild_len(sizeof(inline1), c, 1),
 		   sizeof(want1), "rebuild_len counts the padding");
 
 	/* The same chunk with the requester's own padding. */
 	c[0].length = 8;
-	n = rpcrdma_read_rebuild(out, sizeof(out), inline1, sizeof(inline1),
-				 c, 1, "ABCDE\0\0\0");
-	CHECK(n == (ssize_t)sizeof(want1) &&
-	      memcmp(out, want1, sizeof(want1)) == 0,
+	CHECK(rebuilds_to(inline1, sizeof(inline1), c, 1, "ABCDE\0\0\0", want1,
+			  sizeof(want1)),
 	      "chunk with its padding included: no extra padding");
 
 	/* Two chunks; the second position counts the first and its pad. */
@@ -148,10 +170,8 @@ test_rebuild(void)
 	c[1].first = 1;
 	c[1].nsegs = 1;
 	c[1].length = 6;
-	n = rpcrdma_read_rebuild(out, sizeof(out), inline2, sizeof(inline2),
-				 c, 2, "ABCDEfghijk");
-	CHECK(n == (ssize_t)sizeof(want2) &&
-	      memcmp(out, want2, sizeof(want2)) == 0,
+	CHECK(rebuilds_to(inline2, sizeof(inline2), c, 2, "ABCDEfghijk", want2,
+			  sizeof(want2)),
 	      "two chunks at 8 and 20, both padded");
 
 	/* A chunk at the very end of the inline data. */
@@ -163,31 +183,18 @@ test_rebuild(void)
 	      memcmp(out + 16, "xyz", 4) == 0,
 	      "chunk at the end of the inline data");
 
-	/* Bad positions. */
-	c[0].position = 6;
-	c[0].length = 4;
-	CHECK_RC(rpcrdma_read_rebuild(out, sizeof(out), inline2,
-				      sizeof(inline2), c, 1, "abcd"),
-		 -EBADMSG, "position 6: -EBADMSG");
-	c[0].position = 20;
-	CHECK_RC(rpcrdma_read_rebuild(out, sizeof(out), inline2,
-				      sizeof(inline2), c, 1, "abcd"),
-		 -EBADMSG, "position beyond the inline data: -EBADMSG");
-	c[0].position = 8;
-	c[0].length = 5;
-	c[1].position = 12;
-	c[1].length = 4;
-	CHECK_RC(rpcrdma_read_rebuild(out, sizeof(out), inline2,
-				      sizeof(inline2), c, 2, "ABCDEabcd"),
-		 -EBADMSG, "position inside the previous chunk: -EBADMSG");
-	c[1].position = 8;
-	CHECK_RC(rpcrdma_read_rebuild(out, sizeof(out), inline2,
-				      sizeof(inline2), c, 2, "ABCDEabcd"),
-		 -EBADMSG, "two chunks at the same position: -EBADMSG");
-	c[1].position = 32;
-	CHECK_RC(rpcrdma_read_rebuild(out, sizeof(out), inline2,
-				      sizeof(inline2), c, 2, "ABCDEabcd"),
-		 -EBADMSG, "second chunk beyond the inline data: -EBADMSG");
+	/* Bad positions in inline2 (16 octets); nchunks 1: c[1] unused. */
+	for (i = 0; i < sizeof(bad_pos) / sizeof(bad_pos[0]); i++) {
+		c[0].position = bad_pos[i].pos0;
+		c[0].length = bad_pos[i].len0;
+		c[1].position = bad_pos[i].pos1;
+		c[1].length = bad_pos[i].len1;
+		CHECK_RC(rpcrdma_read_rebuild(out, sizeof(out), inline2,
+					      sizeof(inline2), c,
+					      bad_pos[i].nchunks,
+					      bad_pos[i].data),
+			 -EBADMSG, "%s: -EBADMSG", bad_pos[i].what);
+	}
 
 	/* Too small an output buffer, for every size. */
 	c[0].position = 8;

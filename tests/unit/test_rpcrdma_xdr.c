@@ -298,43 +298,23 @@ test_element_nospace(void)
 		{ 0, { 1, 2, 3 } }, { 4, { 4, 5, 6 } },
 	};
 	const struct rpcrdma_write_chunk wc[2] = { { 0, 1 }, { 1, 2 } };
-	unsigned int bad = 0;
-	uint8_t *p;
-	size_t len;
 
-#define ELEMENT(expr, full, name)                                         \
-	do {                                                              \
-		for (len = 0; len <= (full); len++) {                     \
-			p = guardbuf_tail(&gb, len);                      \
-			uint8_t *end_ = p + len;                          \
-			uint8_t *r_ = (expr);                             \
-			if (len < (full) ? r_ != NULL : r_ != end_)       \
-				bad++;                                    \
-		}                                                         \
-		CHECK(bad == 0, "%s: NULL in every buffer under %d octets", \
-		      name, (int)(full));                                 \
-		bad = 0;                                                  \
-		p = NULL;                                                 \
-		CHECK((expr) == NULL, "%s: NULL in, NULL out", name);     \
-	} while (0)
-
-	ELEMENT(rpcrdma_encode_prefix(p, p ? p + len : NULL, 1, 1, 1, 0), 16,
-		"prefix");
-	ELEMENT(rpcrdma_encode_segment(p, p ? p + len : NULL, &s[0]), 16,
-		"segment");
-	ELEMENT(rpcrdma_encode_read_segment(p, p ? p + len : NULL, &rs[0]), 20,
-		"read segment");
-	ELEMENT(rpcrdma_encode_read_list(p, p ? p + len : NULL, rs, 2), 52,
-		"read list");
-	ELEMENT(rpcrdma_encode_write_chunk(p, p ? p + len : NULL, s, 3), 52,
-		"write chunk");
-	ELEMENT(rpcrdma_encode_write_list(p, p ? p + len : NULL, wc, 2, s), 68,
-		"write list");
-	ELEMENT(rpcrdma_encode_reply_chunk(p, p ? p + len : NULL, true, s, 2),
-		40, "reply chunk");
-	ELEMENT(rpcrdma_encode_reply_chunk(p, p ? p + len : NULL, false, s, 2),
-		4, "absent reply chunk");
-#undef ELEMENT
+	CHECK_ELEMENT(&gb, rpcrdma_encode_prefix(p, end, 1, 1, 1, 0), 16,
+		      "prefix");
+	CHECK_ELEMENT(&gb, rpcrdma_encode_segment(p, end, &s[0]), 16,
+		      "segment");
+	CHECK_ELEMENT(&gb, rpcrdma_encode_read_segment(p, end, &rs[0]), 20,
+		      "read segment");
+	CHECK_ELEMENT(&gb, rpcrdma_encode_read_list(p, end, rs, 2), 52,
+		      "read list");
+	CHECK_ELEMENT(&gb, rpcrdma_encode_write_chunk(p, end, s, 3), 52,
+		      "write chunk");
+	CHECK_ELEMENT(&gb, rpcrdma_encode_write_list(p, end, wc, 2, s), 68,
+		      "write list");
+	CHECK_ELEMENT(&gb, rpcrdma_encode_reply_chunk(p, end, true, s, 2), 40,
+		      "reply chunk");
+	CHECK_ELEMENT(&gb, rpcrdma_encode_reply_chunk(p, end, false, s, 2), 4,
+		      "absent reply chunk");
 }
 
 static void

@@ -11,20 +11,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "addr_fixture.h"
 #include "check.h"
 #include "sockfd.h"
-
-static struct sockaddr_in
-in4(const char *addr, uint16_t port)
-{
-	struct sockaddr_in sin;
-
-	memset(&sin, 0, sizeof(sin));
-	sin.sin_family = AF_INET;
-	sin.sin_port = htons(port);
-	inet_pton(AF_INET, addr, &sin.sin_addr);
-	return sin;
-}
 
 static int
 get_int(int fd, int level, int name, int *v)
