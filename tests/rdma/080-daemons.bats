@@ -53,15 +53,27 @@ assert_idle() {
 
 # client_calls PID: the calls rpcrdma-stat counted for that RDMA client.
 client_calls() {
-	"$RPCRDMA_TEST_STAT" -j -p "$1" |
+	"$RPCRDMA_TEST_STAT" -j -p "$1" 2>/dev/null |
 		jq -r '[.processes[].transports[] | select(.role == "client" and .transport == "rdma")][0].calls // 0'
+}
+
+# more_calls PID N: the client made more than N calls (asked anew each time).
+more_calls() {
+	(($(client_calls "$1") > $2))
+}
+
+# await_calls PID N: the background client PID makes more than N calls.
+await_calls() {
+	local pid=$1 n=$2
+	wait_until -q 60 "client $pid to make $n calls" more_calls "$pid" "$n" && return 0
+	fail "client $pid made $(client_calls "$pid") calls, not more than $n: $(ps -o pid,stat,etime,cmd -p "$pid"; "$RPCRDMA_TEST_STAT" -p "$pid" 2>&1)"
 }
 
 # assert_client_going PID: its calls go on (the count grows), none failed.
 assert_client_going() {
 	local a b doc
 	a=$(client_calls "$1")
-	wait_until 30 "client $1 to make more calls than $a" test "$(client_calls "$1")" -gt "$a"
+	await_calls "$1" "$a"
 	doc=$("$RPCRDMA_TEST_STAT" -j -p "$1")
 	jq -e '[.processes[].transports[] | select(.role == "client")][0]
 		| .errors == 0 and .timeouts == 0' <<<"$doc" >/dev/null ||
@@ -166,7 +178,7 @@ daemonized() {
 	start_client_bg --rdma -m tli -h "$RXE_ADDR" -p "$port" -A sys \
 		-o echo,source,sink -s "$ALL_SIZES" -c 100000 -q
 	local long=$CLIENT_PID
-	wait_until 60 "the long-lived client's first calls" test "$(client_calls "$long")" -gt 10
+	await_calls "$long" 10
 
 	# Connections come and go under other identities, each proving its
 	# calls ran as its caller.
@@ -223,7 +235,7 @@ daemonized() {
 	local pid=$SERVER_PID log=$SERVER_LOG
 	start_client_bg --rdma -m tli -h "$RXE_ADDR" -p "$port" -o echo,source -s 4K,64K -c 100000 -q
 	local long=$CLIENT_PID
-	wait_until 60 "the open connection's first calls" test "$(client_calls "$long")" -gt 10
+	await_calls "$long" 10
 
 	kill -USR2 "$pid"
 	wait_log "$log" "rpctest-dropprivs: now uid 65534 gid 65534" 20
@@ -271,7 +283,7 @@ daemonized() {
 	local pid=$SERVER_PID log=$SERVER_LOG
 	start_client_bg --rdma -m tli -h "$RXE_ADDR" -p "$port" -o echo -s 4K,64K -c 100000 -q
 	local long=$CLIENT_PID
-	wait_until 60 "the connection's first calls" test "$(client_calls "$long")" -gt 10
+	await_calls "$long" 10
 
 	kill -USR2 "$pid"
 	wait_log "$log" "^rpctest-server: fork\\+exec: exit status 0\$" 60
