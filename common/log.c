@@ -31,6 +31,19 @@ static ino_t log_ino;
 static char log_path[SHIM_LOG_PATH_MAX];
 static char log_prog[64];
 
+/* fork(): held across it, so the child finds the sink whole (shim/fork.c). */
+void
+shim_log_fork_lock(void)
+{
+	pthread_mutex_lock(&log_lock);
+}
+
+void
+shim_log_fork_unlock(void)
+{
+	pthread_mutex_unlock(&log_lock);
+}
+
 static int
 open_file_locked(const char *path)
 {

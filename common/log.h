@@ -53,4 +53,8 @@ bool shim_log_enabled(enum shim_log_level level);
 void shim_log(enum shim_log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/* fork(): the sink's lock is held across it (shim/fork.c). */
+void shim_log_fork_lock(void);
+void shim_log_fork_unlock(void);
+
 #endif

@@ -51,4 +51,8 @@ void shim_stats_pinned(uint64_t used, uint64_t total, uint64_t peak,
 void shim_stats_describe(const char *prog, const char *config,
 			 unsigned int mode, bool bad_config);
 
+/* fork(): the file's lock is held across it (shim/fork.c). */
+void shim_stats_fork_lock(void);
+void shim_stats_fork_unlock(void);
+
 #endif

@@ -21,6 +21,19 @@ struct negcache_entry {
 static pthread_mutex_t negcache_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct negcache_entry *negcache;
 
+/* fork(): held across it, so the child finds the table whole (shim/fork.c). */
+void
+negcache_fork_lock(void)
+{
+	pthread_mutex_lock(&negcache_lock);
+}
+
+void
+negcache_fork_unlock(void)
+{
+	pthread_mutex_unlock(&negcache_lock);
+}
+
 static time_t
 now_s(void)
 {

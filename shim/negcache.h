@@ -28,4 +28,8 @@ void negcache_add_at(const struct sockaddr *peer, enum rdma_fail why,
 bool negcache_lookup_at(const struct sockaddr *peer, enum rdma_fail *why,
 			time_t now);
 
+/* fork(): the cache's lock is held across it (shim/fork.c). */
+void negcache_fork_lock(void);
+void negcache_fork_unlock(void);
+
 #endif

@@ -98,6 +98,7 @@ init_once_fn(void)
 	if (config.enable && !config.bad && config.mode != SHIM_MODE_TCP_ONLY &&
 	    ibv_fork_init())
 		shim_log(SHIM_LOG_DEBUG, "ibv_fork_init failed");
+	shim_fork_init();
 	errno = saved_errno;
 }
 

@@ -164,3 +164,11 @@ budget_reset(void)
 	__atomic_store_n(&peak, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&refused, 0, __ATOMIC_RELAXED);
 }
+
+void
+budget_fork_child(void)
+{
+	__atomic_store_n(&used, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&peak, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&refused, 0, __ATOMIC_RELAXED);
+}

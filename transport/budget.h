@@ -63,5 +63,10 @@ unsigned int budget_credits(uint64_t left, uint64_t keep, uint64_t cost,
 
 /* For the unit test: forget the total and the counters. */
 void budget_reset(void);
+/*
+ * fork(): the child has none of its parent's registrations (they are not
+ * mapped in it): its count starts from nothing, under the same total.
+ */
+void budget_fork_child(void);
 
 #endif

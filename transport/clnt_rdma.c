@@ -192,6 +192,20 @@ ct_call_once(CLIENT *cl, struct ct_rdma *ct, rpcproc_t proc,
 	return st;
 }
 
+/*
+ * fork(): in a child, a CLIENT made by the parent is the parent's
+ * connection.  Its calls fail at once, without its lock (a thread of the
+ * parent may have held it at the fork) and without touching the
+ * endpoint: the child makes a CLIENT of its own.
+ */
+static enum clnt_stat
+ct_parents_call(struct ct_rdma *ct)
+{
+	shim_log(SHIM_LOG_WARN,
+		 "client: a CLIENT made before fork() cannot be used in the child: make a new one");
+	return ct_fail(ct, RPC_CANTSEND, ENOTCONN);
+}
+
 static enum clnt_stat
 clnt_rdma_call(CLIENT *cl, rpcproc_t proc, xdrproc_t xdr_args, void *args_ptr,
 	       xdrproc_t xdr_results, void *results_ptr, struct timeval timeout)
@@ -201,6 +215,8 @@ clnt_rdma_call(CLIENT *cl, rpcproc_t proc, xdrproc_t xdr_args, void *args_ptr,
 	enum clnt_stat st;
 	bool refresh;
 
+	if (ep_forked(ct->ct_ep))
+		return ct_parents_call(ct);
 	pthread_mutex_lock(&ct->ct_lock);
 	if (!ct->ct_waitset && !time_not_ok(&timeout))
 		ct->ct_wait = timeout;
@@ -259,9 +275,12 @@ static bool_t
 clnt_rdma_control(CLIENT *cl, u_int request, void *info)
 {
 	struct ct_rdma *ct = ct_of(cl);
+	/* A parent's CLIENT (after fork) answers from memory, unlocked. */
+	bool locked = !ep_forked(ct->ct_ep);
 	bool_t ret = TRUE;
 
-	pthread_mutex_lock(&ct->ct_lock);
+	if (locked)
+		pthread_mutex_lock(&ct->ct_lock);
 	switch (request) {
 	case CLSET_FD_CLOSE:
 		ct->ct_closeit = true;
@@ -330,13 +349,21 @@ clnt_rdma_control(CLIENT *cl, u_int request, void *info)
 		break;
 	}
 out:
-	pthread_mutex_unlock(&ct->ct_lock);
+	if (locked)
+		pthread_mutex_unlock(&ct->ct_lock);
 	return ret;
 }
 
 static void
 ct_free(struct ct_rdma *ct)
 {
+	if (ct->ct_ep && ep_forked(ct->ct_ep)) {
+		/* The parent's: its windows, buffers and lock stay untouched. */
+		ep_abandon(ct->ct_ep);
+		free(ct->ct_addr.buf);
+		free(ct);
+		return;
+	}
 	shim_stats_close(ct->ct_stats);
 	if (ct->ct_ep) {
 		ep_disconnect(ct->ct_ep);

@@ -13,6 +13,7 @@
 #include "budget.h"
 #include "common/log.h"
 #include "common/sockaddr.h"
+#include "cred.h"
 #include "ep_int.h"
 
 /* RDMA Reads the peer may have outstanding against us, and we against it. */
@@ -264,6 +265,7 @@ ep_alloc(const struct ep_attr *attr)
 	if (!ep)
 		return NULL;
 	ep->attr = *attr;
+	ep->gen = cred_gen();
 	ep->local_pd.remote_inv = attr->remote_inv;
 	ep->local_pd.send_size = attr->inline_send;
 	ep->local_pd.recv_size = attr->inline_recv;
@@ -304,7 +306,10 @@ rd_atom_accept(int device_max, unsigned int peer)
 void
 ep_disconnect(struct ep *ep)
 {
-	if (ep && ep->id && !ep->cm_lost)
+	if (!ep || !ep->id || ep->cm_lost)
+		return;
+	/* The queue pair goes to error first; then the peer is told. */
+	if (rdma_disconnect(ep->id) && cm_refused(ep->id->channel))
 		rdma_disconnect(ep->id);
 }
 
@@ -361,7 +366,7 @@ ep_destroy(struct ep *ep)
 		ibv_destroy_comp_channel(ep->cch);
 	/* An id whose channel is gone cannot be destroyed: it is left. */
 	if (ep->id && !ep->cm_lost)
-		rdma_destroy_id(ep->id);
+		cm_destroy_id(ep->id);
 	if (ep->hub) {
 		ep_hub_unlock(ep->hub);
 		ep_hub_put(ep->hub);
@@ -371,6 +376,34 @@ ep_destroy(struct ep *ep)
 		rdma_srq_put(ep->srq);
 	}
 	rdma_dev_put(ep->dev);
+	free(ep);
+}
+
+bool
+ep_forked(const struct ep *ep)
+{
+	return ep->gen != cred_gen();
+}
+
+void
+ep_abandon(struct ep *ep)
+{
+	if (!ep)
+		return;
+	/*
+	 * Only this process's copies of the descriptors go: the queue pair,
+	 * its memory (not even mapped here when fork-protected) and the
+	 * verbs objects are the parent's.
+	 */
+	if (ep->cch && ep->cch_owned)
+		close(ep->cch->fd);
+	/*
+	 * A client's shared channels are the parent's hub's: the child has a
+	 * hub of its own (ep_hub.c), and the old one's lock may have been
+	 * held at the fork.  Its descriptors are close-on-exec.
+	 */
+	free(ep->sends);
+	free(ep->send_free);
 	free(ep);
 }
 
@@ -465,10 +498,7 @@ errno_is_no_device(int e)
 static int
 create_id(struct ep *ep)
 {
-	if (rdma_create_id(ep_hub_cm(ep->hub), &ep->id, ep, RDMA_PS_TCP) == 0)
-		return 0;
-	ep->id = NULL;
-	return -errno;
+	return cm_create_id(ep_hub_cm(ep->hub), &ep->id, ep);
 }
 
 /*
@@ -501,7 +531,7 @@ bind_source(struct ep *ep, const struct sockaddr *dst,
 		}
 		shim_log(SHIM_LOG_DEBUG, "connect: cannot keep local port %u: %s",
 			 sa_port(sa), strerror(errno));
-		rdma_destroy_id(ep->id);
+		cm_destroy_id(ep->id);
 		*why = RDMA_FAIL_ERROR;
 		ret = create_id(ep);
 		if (ret)
@@ -578,6 +608,7 @@ ep_connect(const struct sockaddr *dst, const struct sockaddr *src,
 	if (ret)
 		goto out_destroy;
 
+	cred_verbs_fd(ep->id->verbs->cmd_fd);
 	ret = setup_qp(ep);
 	if (ret) {
 		*why = ret == -ENOMEM ? RDMA_FAIL_MEMLOCK : RDMA_FAIL_ERROR;
@@ -635,6 +666,7 @@ ep_accept(struct rdma_cm_id *id, const struct rdma_conn_param *req,
 	ep->id = id;
 	id->context = ep;
 
+	cred_verbs_fd(id->verbs->cmd_fd);
 	ret = setup_qp(ep);
 	if (ret)
 		goto out_reject;

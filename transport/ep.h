@@ -108,6 +108,15 @@ void ep_wake(struct ep *ep);
 void ep_destroy(struct ep *ep);
 
 /*
+ * fork(): true in a child for an endpoint its parent made.  Such an
+ * endpoint is the parent's: nothing may be posted, polled or destroyed on
+ * it; ep_abandon() only closes this process's copies of its descriptors
+ * and frees the record.
+ */
+bool ep_forked(const struct ep *ep);
+void ep_abandon(struct ep *ep);
+
+/*
  * The event channel of the id is gone (a server connection whose
  * listener's channel was closed): no RDMA-CM command may name the id any
  * more, so ep_disconnect() does nothing and ep_destroy() leaves the id.

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "common/log.h"
+#include "cred.h"
 #include "ep_hub.h"
 #include "ep_int.h"
 
@@ -75,8 +76,10 @@ hub_free(struct ep_hub *h)
 
 	for (i = 0; i < h->ncomp; i++)
 		ibv_destroy_comp_channel(h->comp[i].cch);
-	if (h->ech)
+	if (h->ech) {
+		cm_forget(h->ech);
 		rdma_destroy_event_channel(h->ech);
+	}
 	pthread_cond_destroy(&h->done);
 	pthread_mutex_destroy(&h->lock);
 	free(h);
@@ -281,7 +284,8 @@ hub_dispatch_locked(struct ep_hub *h, const struct pollfd *pfd, unsigned int n)
 		}
 	}
 	while (pfd[0].revents && !h->failed) {
-		if (rdma_get_cm_event(h->ech, &ev)) {
+		/* cm_get_event: the channel follows credential changes (cred.h). */
+		if (cm_get_event(h->ech, &ev)) {
 			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
 				h->failed = errno;
 			break;

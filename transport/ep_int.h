@@ -21,6 +21,7 @@ struct ep_send {
 struct ep {
 	struct rdma_cm_id *id;	/* id->context is this endpoint */
 	bool cm_lost;		/* the id's channel is gone (ep_cm_lost) */
+	unsigned int gen;	/* cred_gen() when made: the parent's if older */
 	void *owner;
 	struct rdma_dev *dev;
 	struct ibv_comp_channel *cch;

@@ -24,6 +24,32 @@ int (*rdma_pool_buf_alloc)(struct rdma_dev *dev, struct rdma_buf *buf,
 			   size_t len, int access) = rdma_buf_alloc;
 void (*rdma_pool_buf_free)(struct rdma_buf *buf) = rdma_buf_free;
 
+/* fork(): the list is held across it (shim/fork.c). */
+void
+rdma_dev_fork_lock(void)
+{
+	pthread_mutex_lock(&devs_lock);
+}
+
+void
+rdma_dev_fork_unlock(void)
+{
+	pthread_mutex_unlock(&devs_lock);
+}
+
+/*
+ * In the child: the parent's devices are forgotten, not released.  Their
+ * protection domains and registrations are the parent's, and the pool's
+ * memory is not even mapped in a fork-protected child.
+ */
+void
+rdma_dev_fork_child(void)
+{
+	devs = NULL;
+	budget_fork_child();
+	pthread_mutex_unlock(&devs_lock);
+}
+
 struct rdma_dev *
 rdma_dev_get(struct ibv_context *verbs)
 {

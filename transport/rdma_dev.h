@@ -46,6 +46,14 @@ void rdma_dev_hold(struct rdma_dev *dev);
 void rdma_dev_put(struct rdma_dev *dev);
 
 /*
+ * fork(): the device list's lock is held across it (shim/fork.c); the
+ * child forgets the parent's devices and makes its own.
+ */
+void rdma_dev_fork_lock(void);
+void rdma_dev_fork_unlock(void);
+void rdma_dev_fork_child(void);
+
+/*
  * A page-aligned buffer registered with the device.  Buffers used only for
  * Send and Receive are registered for local access only (RFC 8166 s5.4:
  * no exposure, so they can live as long as the connection).

@@ -115,11 +115,48 @@ sc_call_done(struct svc_rdma_conn *sc)
 /* xp_ops                                                              */
 /* ------------------------------------------------------------------ */
 
+/*
+ * fork(): in a child, a connection of the parent is dead.  Nothing of it
+ * may be touched here (its receives, its memory, its queue pair are the
+ * parent's): calls and replies fail, xp_stat says XPRT_DIED and libtirpc
+ * destroys it, which only lets go of it (sc_abandon).
+ */
+static bool
+sc_parents(SVCXPRT *xprt)
+{
+	return ep_forked(sc_of(xprt)->ep);
+}
+
+static bool_t
+sc_recv_live(SVCXPRT *xprt, struct rpc_msg *msg)
+{
+	return !sc_parents(xprt) && sc_recv(xprt, msg);
+}
+
+static bool_t
+sc_getargs_live(SVCXPRT *xprt, xdrproc_t xdr_args, void *args_ptr)
+{
+	return !sc_parents(xprt) && sc_getargs(xprt, xdr_args, args_ptr);
+}
+
+static bool_t
+sc_reply_live(SVCXPRT *xprt, struct rpc_msg *msg)
+{
+	if (sc_parents(xprt)) {
+		shim_log(SHIM_LOG_WARN,
+			 "server: no reply on an RDMA connection accepted before fork(): it is the parent's");
+		return FALSE;
+	}
+	return sc_reply(xprt, msg);
+}
+
 static enum xprt_stat
 sc_stat(SVCXPRT *xprt)
 {
 	struct svc_rdma_conn *sc = sc_of(xprt);
 
+	if (sc_parents(xprt))
+		return XPRT_DIED;
 	/* The dispatch of the previous call is over, replied or not. */
 	sc_call_done(sc);
 	if (ep_dead(sc->ep))
@@ -150,19 +187,43 @@ sc_ring_release(struct svc_rdma_conn *sc)
 	}
 }
 
-void
-sc_destroy(SVCXPRT *xprt)
+static void
+sc_unlink(struct svc_rdma_conn *sc)
 {
-	struct svc_rdma_conn *sc = sc_of(xprt);
 	struct svc_rdma_conn **pp;
 
-	xprt_unregister(xprt);
+	xprt_unregister(&sc->xprt);
 	for (pp = &sc->lst->conns; *pp; pp = &(*pp)->next) {
 		if (*pp == sc) {
 			*pp = sc->next;
 			break;
 		}
 	}
+}
+
+void
+sc_abandon(struct svc_rdma_conn *sc)
+{
+	sc_unlink(sc);
+	shim_log(SHIM_LOG_DEBUG,
+		 "server: an RDMA connection accepted before fork() is left to the parent");
+	/* Its statistics slot is in the parent's file. */
+	sockfd_del(sc->xprt.xp_fd);
+	ep_abandon(sc->ep);
+	__atomic_fetch_sub(&sc_live, 1, __ATOMIC_RELAXED);
+	sc_free(sc);
+}
+
+void
+sc_destroy(SVCXPRT *xprt)
+{
+	struct svc_rdma_conn *sc = sc_of(xprt);
+
+	if (sc_parents(xprt)) {
+		sc_abandon(sc);
+		return;
+	}
+	sc_unlink(sc);
 	shim_log(SHIM_LOG_DEBUG, "server: connection closed");
 	shim_stats_close(sc->stats);
 	sockfd_del(xprt->xp_fd);
@@ -195,10 +256,10 @@ sc_control(SVCXPRT *xprt, const u_int rq, void *in)
 }
 
 static const struct xp_ops conn_ops = {
-	.xp_recv = sc_recv,
+	.xp_recv = sc_recv_live,
 	.xp_stat = sc_stat,
-	.xp_getargs = sc_getargs,
-	.xp_reply = sc_reply,
+	.xp_getargs = sc_getargs_live,
+	.xp_reply = sc_reply_live,
 	.xp_freeargs = sc_freeargs,
 	.xp_destroy = sc_destroy,
 };

@@ -63,9 +63,11 @@ struct svc_rdma_conn;
 struct svc_rdma_listener {
 	SVCXPRT xprt;			/* the listener transport */
 	char ext[SVC_EXT_SIZE];
-	struct shim_stats_conn *stats;	/* the rendezvous' slot, not ours */
+	struct shim_stats_conn *stats;	/* the rendezvous' slot, or ours */
+	bool stats_own;			/* a slot of this process (after fork) */
 	struct rdma_event_channel *ech;	/* NULL once it failed (lst_fail) */
 	struct rdma_cm_id *id;
+	unsigned int gen;		/* cred_gen() of the process serving it */
 	struct svc_rdma_params params;
 	struct svc_rdma_conn *conns;
 };
@@ -147,6 +149,8 @@ int sc_create(struct svc_rdma_listener *lst, struct ep *ep,
 	      unsigned int credits, struct svc_rdma_conn **out);
 /* xp_destroy: unregister and free a connection. */
 void sc_destroy(SVCXPRT *xprt);
+/* fork(): a child lets go of a connection of its parent (ep_abandon). */
+void sc_abandon(struct svc_rdma_conn *sc);
 /* The connection cannot go on (s5.5.4): flush it, libtirpc destroys it. */
 void sc_fail(struct svc_rdma_conn *sc, int err, const char *why);
 /* Everything the previous call held goes back. */

@@ -16,6 +16,7 @@
 #include "common/log.h"
 #include "common/log_once.h"
 #include "common/sockaddr.h"
+#include "cred.h"
 #include "hooks.h"
 #include "sockfd.h"
 #include "svc_rdma_int.h"
@@ -102,8 +103,8 @@ on_connect_request(struct svc_rdma_listener *lst, struct rdma_cm_event *ev)
 	if (credits) {
 		conn_attr(&lst->params, credits, &attr);
 		ret = ep_accept(id, &ev->param.conn, &attr, &ep);
-	} else {
-		rdma_reject(id, NULL, 0);
+	} else if (rdma_reject(id, NULL, 0) && cm_refused(id->channel)) {
+		(void)rdma_reject(id, NULL, 0);
 	}
 	rdma_ack_cm_event(ev);
 	if (ret) {
@@ -113,7 +114,7 @@ on_connect_request(struct svc_rdma_listener *lst, struct rdma_cm_event *ev)
 			shim_log(SHIM_LOG_WARN,
 				 "server: cannot accept an RDMA connection: %s",
 				 strerror(-ret));
-		rdma_destroy_id(id);
+		cm_destroy_id(id);
 		return;
 	}
 	if (sc_create(lst, ep, credits, &sc))
@@ -128,11 +129,12 @@ on_connect_request(struct svc_rdma_listener *lst, struct rdma_cm_event *ev)
 
 /*
  * The listener cannot take events any more.  The kernel refuses RDMA-CM
- * commands from credentials other than those that opened the channel: a
- * daemon that changes user after creating its transports (rpcbind does)
- * ends here.  Stop for good rather than leave a readable descriptor for
- * svc_run to spin on: closing the channel tears the listener down in the
- * kernel, so clients are refused at once and use TCP.
+ * commands from credentials other than those that opened the channel; the
+ * channel is moved to the new ones (cred.h), unless they cannot open the
+ * RDMA-CM device: then this ends here.  Stop for good rather than leave a
+ * readable descriptor for svc_run to spin on: closing the channel tears
+ * the listener down in the kernel, so clients are refused at once and use
+ * TCP.
  */
 static void
 lst_fail(struct svc_rdma_listener *lst, int err)
@@ -142,7 +144,7 @@ lst_fail(struct svc_rdma_listener *lst, int err)
 	shim_log(SHIM_LOG_WARN,
 		 "server: RDMA listener on port %u stops: %s%s", lst->xprt.xp_port,
 		 strerror(err), err == EACCES ?
-		 " (the process changed its credentials after creating it); RDMA clients now use TCP" :
+		 " (the process changed its credentials and cannot open the RDMA-CM device under the new ones); RDMA clients now use TCP" :
 		 "");
 	xprt_unregister(&lst->xprt);
 	/*
@@ -157,6 +159,7 @@ lst_fail(struct svc_rdma_listener *lst, int err)
 		ep_cm_lost(sc->ep);
 	}
 	sockfd_del(lst->ech->fd);
+	cm_forget(lst->ech);
 	/* librdmacm closes its own descriptor. */
 	rdma_destroy_event_channel(lst->ech);
 	lst->ech = NULL;
@@ -197,14 +200,95 @@ on_conn_event(struct rdma_cm_event *ev)
 	}
 }
 
+/* ------------------------------------------------------------------ */
+/* fork(): a child serving its parent's listener                       */
+/* ------------------------------------------------------------------ */
+
+/* The connections are the parent's: this process only lets go of them. */
+static void
+lst_drop_conns(struct svc_rdma_listener *lst)
+{
+	while (lst->conns)
+		sc_abandon(lst->conns);
+}
+
+/* This process no longer has the listener (another process took it). */
+static void
+lst_let_go(struct svc_rdma_listener *lst)
+{
+	xprt_unregister(&lst->xprt);
+	if (!lst->ech)
+		return;
+	sockfd_del(lst->ech->fd);
+	cm_forget(lst->ech);
+	/* Our copy of the descriptor; the id is not ours to destroy. */
+	rdma_destroy_event_channel(lst->ech);
+	lst->ech = NULL;
+	lst->id = NULL;
+}
+
+/*
+ * The statistics slot is in the parent's file: this process publishes a
+ * copy in its own.
+ */
+static void
+lst_stats_own(struct svc_rdma_listener *lst)
+{
+	struct shim_stats_conn *old = lst->stats, *s;
+
+	lst->stats = NULL;
+	if (!old)
+		return;
+	s = shim_stats_open(SHIM_STATS_LISTENER, old->transport, NULL, NULL);
+	if (!s)
+		return;
+	memcpy((char *)s + sizeof(s->state), (const char *)old + sizeof(old->state),
+	       sizeof(*s) - sizeof(s->state));
+	lst->stats = s;
+	lst->stats_own = true;
+	shim_stats_publish(s);
+}
+
+/*
+ * A child runs svc_run() on the listener its parent made (a daemon after
+ * fork(), a pre-forked worker): the first to read it takes the listening
+ * id over into a channel of its own, with the connection requests that
+ * wait on it; the others find it gone.  True when this process serves it.
+ */
+static bool
+lst_adopt(struct svc_rdma_listener *lst)
+{
+	int ret;
+
+	lst_drop_conns(lst);
+	ret = cm_adopt(lst->ech, lst->id);
+	if (ret) {
+		shim_log(SHIM_LOG_INFO,
+			 "server: RDMA listener on port %u: %s; this process serves TCP only",
+			 lst->xprt.xp_port, ret == -EINVAL || ret == -ENOENT ?
+			 "another process took it over after fork()" :
+			 strerror(-ret));
+		lst_let_go(lst);
+		return false;
+	}
+	lst->gen = cred_gen();
+	lst_stats_own(lst);
+	shim_log(SHIM_LOG_INFO,
+		 "server: RDMA listener on port %u taken over after fork()",
+		 lst->xprt.xp_port);
+	return true;
+}
+
 static bool_t
 lst_recv(SVCXPRT *xprt, struct rpc_msg *msg)
 {
 	struct svc_rdma_listener *lst = xprt->xp_p1;
 	struct rdma_cm_event *ev;
 
+	if (lst->ech && lst->gen != cred_gen() && !lst_adopt(lst))
+		return FALSE;
 	while (lst->ech) {
-		if (rdma_get_cm_event(lst->ech, &ev)) {
+		if (cm_get_event(lst->ech, &ev)) {
 			if (errno != EAGAIN && errno != EWOULDBLOCK &&
 			    errno != EINTR)
 				lst_fail(lst, errno);
@@ -249,14 +333,23 @@ lst_no_reply(SVCXPRT *xprt, struct rpc_msg *msg)
 static void
 lst_free(struct svc_rdma_listener *lst)
 {
+	if (lst->gen != cred_gen()) {
+		/* The parent's, never taken over: let go, destroy nothing. */
+		lst_drop_conns(lst);
+		lst_let_go(lst);
+	}
 	while (lst->conns)
 		sc_destroy(&lst->conns->xprt);
 	if (lst->ech)
 		sockfd_del(lst->ech->fd);
 	if (lst->id)
-		rdma_destroy_id(lst->id);
-	if (lst->ech)
+		cm_destroy_id(lst->id);
+	if (lst->ech) {
+		cm_forget(lst->ech);
 		rdma_destroy_event_channel(lst->ech);
+	}
+	if (lst->stats_own)
+		shim_stats_close(lst->stats);
 	svc_rdma_free_addrs(&lst->xprt);
 	free(lst);
 }
@@ -322,15 +415,14 @@ static int
 lst_bind(struct svc_rdma_listener *lst, const struct sockaddr *addr,
 	 bool v6only, enum rdma_fail *why)
 {
-	int fl;
+	int fl, ret;
 
 	fl = fcntl(lst->ech->fd, F_GETFL);
 	if (fl < 0 || fcntl(lst->ech->fd, F_SETFL, fl | O_NONBLOCK) < 0)
 		return -errno;
-	if (rdma_create_id(lst->ech, &lst->id, lst, RDMA_PS_TCP)) {
-		lst->id = NULL;
-		return -errno;
-	}
+	ret = cm_create_id(lst->ech, &lst->id, lst);
+	if (ret)
+		return ret;
 	/*
 	 * An IPv6 listener takes IPv6 only when its TCP socket does
 	 * (IPV6_V6ONLY, as libtirpc sets for tcp6), so that the tcp and tcp6
@@ -375,6 +467,7 @@ svc_rdma_listen(SVCXPRT *tcp_xprt, const struct sockaddr *addr, u_int sendsz,
 	if (!lst)
 		return -ENOMEM;
 	lst->params = *params;
+	lst->gen = cred_gen();
 
 	lst->ech = rdma_create_event_channel();
 	if (!lst->ech) {

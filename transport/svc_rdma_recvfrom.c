@@ -108,7 +108,8 @@ sc_reap_others(struct svc_rdma_conn *sc)
 	int n, k;
 
 	for (o = sc->lst->conns; o; o = o->next) {
-		if (o == sc)
+		/* A parent's connection (after fork) is not ours to poll. */
+		if (o == sc || ep_forked(o->ep))
 			continue;
 		while ((n = ep_poll_send(o->ep, wc, SC_POLL_BATCH)) > 0)
 			for (k = 0; k < n; k++)

@@ -24,6 +24,7 @@
  * same CLIENT, and the exit status is 1 at the end.  With -H the last
  * CLIENT is kept after its calls until SIGTERM or SIGINT, so that what
  * its transport shows (rpcrdma-stat) can be read with every call done.
+ * -F N forks N times with the CLIENT in use (client_fork.c).
  *
  * This file makes the handle and runs the cycles; client.h lists the
  * other parts.
@@ -85,7 +86,7 @@ netconfig_or_exit(const char *netid)
 	return nconf;
 }
 
-static CLIENT *
+CLIENT *
 make_client(const struct options *o)
 {
 	struct sockaddr_storage ss;
@@ -152,6 +153,18 @@ hold_client(void)
 	(void)sigwait(&set, &sig);
 }
 
+/* Every op at every size, once. */
+void
+run_set(CLIENT *clnt, const struct options *o, unsigned long iter)
+{
+	for (unsigned int oi = 0; oi < o->nops; oi++) {
+		unsigned int n = op_desc[o->ops[oi]].sized ? o->nsizes : 1;
+
+		for (unsigned int si = 0; si < n; si++)
+			run_op(clnt, o, oi, si, iter);
+	}
+}
+
 /* A client handle with the timeout and credentials asked for. */
 static CLIENT *
 setup_client(const struct options *o)
@@ -195,17 +208,15 @@ run_cycle(const struct options *o, unsigned long cycle)
 		printf("made %lu handles, %ld descriptors open\n", o->handles,
 		       count_fds());
 
-	for (unsigned long i = 0; i < o->count; i++) {
-		unsigned long iter = cycle * o->count + i;
+	if (o->forks && cycle == 0) {
+		int st = fork_test(clnt[0], o);
 
-		for (h = 0; h < o->handles; h++)
-			for (unsigned int oi = 0; oi < o->nops; oi++) {
-				unsigned int n = op_desc[o->ops[oi]].sized ? o->nsizes : 1;
-
-				for (unsigned int si = 0; si < n; si++)
-					run_op(clnt[h], o, oi, si, iter);
-			}
+		if (st)
+			exit(st);
 	}
+	for (unsigned long i = 0; i < o->count; i++)
+		for (h = 0; h < o->handles; h++)
+			run_set(clnt[h], o, cycle * o->count + i);
 
 	if (o->hold && cycle + 1 == o->cycles)
 		hold_client();

@@ -6,6 +6,7 @@
  *   client_ops.c      the operations: each call, its verification, its line
  *   client_bench.c    -b, -u, -R: timing per call, the table, descriptors
  *                     and resident size
+ *   client_fork.c     -F: fork() with a CLIENT in use
  */
 #ifndef RPCTEST_CLIENT_H
 #define RPCTEST_CLIENT_H
@@ -66,7 +67,15 @@ struct options {
 	bool quiet;
 	bool keep_going;
 	bool hold;
+	unsigned int forks;
 };
+
+/* client.c: the handle, made as -m says (exits on failure); the set once. */
+CLIENT *make_client(const struct options *o);
+void run_set(CLIENT *clnt, const struct options *o, unsigned long iter);
+
+/* client_fork.c: -F; returns an exit status (0: every child was right). */
+int fork_test(CLIENT *clnt, const struct options *o);
 
 /* client_options.c: fills o from the command line, or exits with usage. */
 void parse_options(struct options *o, int argc, char **argv);

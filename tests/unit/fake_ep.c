@@ -224,6 +224,23 @@ ep_destroy(struct ep *ep)
 	free(ep);
 }
 
+/* fork(): the endpoints are the parent's while fake_forked is set. */
+bool fake_forked;
+unsigned int fake_abandoned;
+
+bool
+ep_forked(const struct ep *ep)
+{
+	return fake_forked;
+}
+
+void
+ep_abandon(struct ep *ep)
+{
+	fake_abandoned++;
+	ep_destroy(ep);
+}
+
 struct rdma_dev *ep_dev(const struct ep *ep) { return &fake_dev; }
 uint32_t ep_send_max(const struct ep *ep) { return fake_send_max; }
 uint32_t ep_recv_max(const struct ep *ep) { return ep->attr.inline_recv; }
@@ -656,6 +673,8 @@ fake_reset(uint32_t send_max)
 {
 	memset(&srv, 0, sizeof(srv));
 	nbound = nlocal_inv = violations = 0;
+	fake_forked = false;
+	fake_abandoned = 0;
 	fake_send_max = send_max;
 	fake_ctx.ops.alloc_mw = fake_alloc_mw;
 	fake_ctx.ops.dealloc_mw = fake_dealloc_mw;

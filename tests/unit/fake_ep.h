@@ -61,6 +61,10 @@ extern uint64_t fake_mem_available;
 /* The address the client connects to. */
 extern struct sockaddr_in fake_addr;
 
+/* fork(): ep_forked() answers fake_forked; ep_abandon() calls counted. */
+extern bool fake_forked;
+extern unsigned int fake_abandoned;
+
 /* Forget every call and key; the next endpoint's inline threshold. */
 void fake_reset(uint32_t send_max);
 

@@ -415,6 +415,49 @@ test_memory(void)
 	fake_mem_available = UINT64_MAX;
 }
 
+/*
+ * In a fork() child, a CLIENT of the parent: calls fail at once without
+ * its lock or its endpoint; clnt_control answers; destroying it lets go
+ * of the endpoint and leaves the windows and buffers (the parent's).
+ */
+static void
+test_parents_client(void)
+{
+	CLIENT *cl = make_client(8, 4096);
+	struct ct_rdma *ct = ct_of(cl);
+	struct ct_slot slots[CT_SLOTS];
+	struct rpc_err err;
+	unsigned int calls, s, w;
+	int fd = -2;
+
+	CHECK_EQ_U(null_call(cl, 1000), RPC_SUCCESS, "a call before the fork");
+	calls = srv.calls;
+	fake_forked = true;
+	pthread_mutex_lock(&ct->ct_lock);	/* as a thread of the parent left it */
+	CHECK_EQ_U(null_call(cl, 1000), RPC_CANTSEND, "a call in the child fails");
+	clnt_geterr(cl, &err);
+	CHECK_EQ_U(err.re_errno, ENOTCONN, "errno ENOTCONN");
+	CHECK_EQ_U(srv.calls, calls, "nothing was posted");
+	CHECK(clnt_control(cl, CLGET_FD, (char *)&fd) && fd == -1,
+	      "clnt_control answers without the lock");
+	memcpy(slots, ct->ct_slots, sizeof(slots));
+	ct->ct_stats = NULL;
+	clnt_destroy(cl);
+	CHECK_EQ_U(fake_abandoned, 1, "the endpoint was let go of");
+	CHECK(mws_alive > 0, "the parent's windows were not deallocated");
+	/* Give back what the parent would, for the next test's counts. */
+	for (s = 0; s < CT_SLOTS; s++) {
+		for (w = 0; w < CT_NWIN; w++)
+			if (slots[s].win[w].mw)
+				ibv_dealloc_mw(slots[s].win[w].mw);
+		rdma_pool_put(NULL, slots[s].callbuf);
+		rdma_pool_put(NULL, slots[s].replybuf);
+		rdma_pool_put(NULL, slots[s].ddpbuf);
+	}
+	CHECK(mws_alive == 0 && pbufs_alive == 0, "nothing else was held");
+	fake_forked = false;
+}
+
 int
 main(void)
 {
@@ -425,5 +468,6 @@ main(void)
 	test_bad_replies();
 	test_reply_header_kept();
 	test_chunk_counters();
+	test_parents_client();
 	return check_done();
 }
