@@ -20,8 +20,6 @@
  * XPRT_DIED, and libtirpc destroys it.
  */
 
-/* Server connections of the process (for the credits of new ones). */
-static unsigned int sc_live;
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +30,9 @@ static unsigned int sc_live;
 #include "common/sockaddr.h"
 #include "sockfd.h"
 #include "svc_rdma_int.h"
+
+/* Server connections of the process (for the credits of new ones). */
+static unsigned int sc_live;
 
 bool
 svc_rdma_set_addrs(SVCXPRT *xprt, const struct sockaddr *local,
@@ -77,6 +78,24 @@ sc_fail(struct svc_rdma_conn *sc, int err, const char *why)
 	shim_log(SHIM_LOG_WARN, "server: closing an RDMA connection: %s", why);
 	ep_set_dead(sc->ep, err);
 	ep_disconnect(sc->ep);
+}
+
+/*
+ * A pool buffer of len octets for this connection.  When the budget has
+ * no room, other connections' finished Sends may be what holds it (their
+ * send buffers go back only when they are reaped, usually with their next
+ * call): reap them and try once more.
+ */
+struct rdma_pbuf *
+sc_pool_get(struct svc_rdma_conn *sc, size_t len)
+{
+	struct rdma_pbuf *pb = rdma_pool_get(ep_dev(sc->ep), len);
+
+	if (pb || errno != ENOMEM)
+		return pb;
+	sc_drain(sc);
+	sc_reap_others(sc);
+	return rdma_pool_get(ep_dev(sc->ep), len);
 }
 
 /* Give a buffer RDMA may still target back only once nothing can. */

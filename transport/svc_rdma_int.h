@@ -164,6 +164,8 @@ void sc_call_done(struct svc_rdma_conn *sc);
 void sc_drain(struct svc_rdma_conn *sc);
 /* Reap the finished Sends of the listener's other connections. */
 void sc_reap_others(struct svc_rdma_conn *sc);
+/* A pool buffer, reaping finished Sends first when the budget is short. */
+struct rdma_pbuf *sc_pool_get(struct svc_rdma_conn *sc, size_t len);
 /* Sleep until the next completion or the deadline; false when past it. */
 bool sc_sleep(struct svc_rdma_conn *sc, int64_t deadline);
 /* Wait (bounded) until no RDMA Read or signaled Write is in flight. */

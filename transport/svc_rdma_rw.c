@@ -46,7 +46,7 @@ struct rdma_pbuf *
 sc_bounce(struct svc_rdma_conn *sc)
 {
 	if (!sc->bounce)
-		sc->bounce = rdma_pool_get(ep_dev(sc->ep), SC_BOUNCE);
+		sc->bounce = sc_pool_get(sc, SC_BOUNCE);
 	return sc->bounce;
 }
 
@@ -131,7 +131,7 @@ sc_sink_open(struct svc_rdma_conn *sc, uint64_t total, struct sc_sink *k)
 {
 	memset(k, 0, sizeof(*k));
 	if (total <= SC_DIRECT_MAX) {
-		sc->call_pb = rdma_pool_get(ep_dev(sc->ep), total ? total : 1);
+		sc->call_pb = sc_pool_get(sc, total ? total : 1);
 		if (sc->call_pb) {
 			k->stage = sc->call_pb;
 			k->dst = sc->call_data = sc->call_pb->buf.addr;

@@ -218,7 +218,7 @@ sc_replybuf_grow(struct xdr_grow *g, size_t need)
 	}
 
 	if (need <= SC_DIRECT_MAX && g->buf != sc->reply_heap)
-		nb = rdma_pool_get(ep_dev(sc->ep), need);
+		nb = sc_pool_get(sc, need);
 	if (!nb)
 		return sc_replybuf_heap(sc, g, need);
 	memcpy(nb->buf.addr, g->buf, g->len);
@@ -238,7 +238,7 @@ sc_divert_take(struct xdr_divert *d, const void *data, uint32_t len)
 	uint8_t *dst;
 
 	if (len <= SC_DIRECT_MAX)
-		sc->ddp_pb = rdma_pool_get(ep_dev(sc->ep), len);
+		sc->ddp_pb = sc_pool_get(sc, len);
 	if (sc->ddp_pb) {
 		dst = sc->ddp_pb->buf.addr;
 	} else {
