@@ -90,15 +90,18 @@ ct_await_reply(struct ct_rdma *ct, unsigned int s, uint32_t xid,
 
 	if (ct_wait_reply(ct, xid, deadline)) {
 		st = ct_wait_failed(ct);
-		if (st == RPC_TIMEDOUT)
+		if (st == RPC_TIMEDOUT) {
 			ct_orphan(ct, s);
-		else
-			slot->state = SLOT_FREE;	/* the QP is gone */
+		} else {
+			/* The QP is gone, and its windows with it. */
+			ct_call_abandoned(ct, s);
+			ct_slot_recv_put(ct, slot);
+			slot->state = SLOT_FREE;
+		}
 		return st;
 	}
-	ct_reply_arrived(ct, ct->ct_rep.hdr.credits);
+	ct_reply_arrived(ct, s, ct->ct_rep.hdr.credits);
 	/* s5.4.1: nothing of this call stays reachable once it returns. */
-	ct_slot_remote_inv(slot, ct->ct_rep.inv_rkey);
 	if (!ct_fence_now(ct, s)) {
 		(void)ep_post_recv(ct->ct_ep, ct->ct_rep.ridx);
 		return ct_fail(ct, RPC_CANTRECV, EIO);
@@ -139,6 +142,13 @@ ct_call_once(CLIENT *cl, struct ct_rdma *ct, rpcproc_t proc,
 			       ep_dead(ep));
 	/* Same XID sequence as clnt_vc: decrement the stored word. */
 	x_id = ntohl(--(*msg_x_id));
+	/*
+	 * As clnt_vc: a call with a zero timeout (batched, or "message
+	 * passing") is never waited for, so it offers no chunk a reply could
+	 * be written into (RFC 8166 s5.3.3 asks for one only where a reply
+	 * is expected); a reply that comes anyway is dropped by XID.
+	 */
+	ct->ct_slots[s].wait_reply = timeout.tv_sec != 0 || timeout.tv_usec != 0;
 
 	/*
 	 * The call first, then the chunks for the reply: a call that grows
@@ -174,8 +184,10 @@ ct_call_once(CLIENT *cl, struct ct_rdma *ct, rpcproc_t proc,
 	 * without waiting; any call with a zero timeout is "message passing"
 	 * and times out at once.  Their replies, if any, come as late ones.
 	 */
-	if (timeout.tv_sec == 0 && timeout.tv_usec == 0) {
+	if (!ct->ct_slots[s].wait_reply) {
 		ct_orphan(ct, (unsigned int)s);
+		/* Replies that came anyway give their receives back now. */
+		(void)ct_reap(ct);
 		return ct_fail(ct, xdr_results == NULL ? RPC_SUCCESS : RPC_TIMEDOUT,
 			       0);
 	}
@@ -380,6 +392,16 @@ clnt_rdma_destroy(CLIENT *cl)
 {
 	struct ct_rdma *ct = ct_of(cl);
 
+	/*
+	 * As clnt_vc_destroy: a call in progress on another thread ends
+	 * first.  Nothing may take the lock after this (libtirpc's contract).
+	 * A parent's CLIENT in a fork() child is not waited for: the lock
+	 * may be held by a thread that exists only in the parent.
+	 */
+	if (!ct->ct_ep || !ep_forked(ct->ct_ep)) {
+		pthread_mutex_lock(&ct->ct_lock);
+		pthread_mutex_unlock(&ct->ct_lock);
+	}
 	if (ct->ct_closeit && ct->ct_fd != -1)
 		close(ct->ct_fd);
 	ct_free(ct);

@@ -67,6 +67,8 @@ struct ct_window {
 struct ct_slot {
 	enum slot_state state;
 	uint32_t xid;
+	bool wait_reply;	/* the call offers chunks for its reply */
+	bool recv_held;		/* a receive is reserved for its reply */
 	uint64_t orphaned;	/* order in which slots became orphans */
 	struct rdma_pbuf *callbuf;	/* the call is encoded here */
 	struct rdma_pbuf *replybuf;	/* the Reply chunk */
@@ -82,7 +84,6 @@ struct ct_slot {
 struct ct_reply {
 	uint32_t ridx;		/* its receive buffer, posted again once read */
 	uint32_t rlen;		/* octets received */
-	uint32_t inv_rkey;	/* the key its Send invalidated, or 0 */
 	struct rpcrdma_hdr hdr;	/* a malformed one has proc UINT32_MAX */
 };
 
@@ -101,7 +102,12 @@ struct ct_rdma {
 	} ct_u;
 	u_int ct_mpos;			/* octets of ct_mcallc in use */
 
-	/* RFC 8166 s4.3: credits granted by the server, calls in flight. */
+	/*
+	 * RFC 8166 s4.3: credits granted by the server, and the calls in
+	 * flight: only the call whose reply is waited for counts; a call
+	 * given up on (timed out, or expecting no reply) gives its credit
+	 * back at once, as TCP loses only that call.
+	 */
 	unsigned int ct_granted;
 	unsigned int ct_outstanding;
 	unsigned int ct_credits_req;
@@ -159,9 +165,15 @@ void ct_exposed(struct ct_rdma *ct, unsigned int s, bool long_call);
 
 /* The key a received Send invalidated, or 0. */
 uint32_t ct_wc_invalidated(const struct ibv_wc *wc);
-/* The server invalidated rkey with its Send (RFC 8797 s4.1). */
-void ct_slot_remote_inv(struct ct_slot *slot, uint32_t rkey);
+/*
+ * The server invalidated rkey with a Send (RFC 8797 s4.1), whichever call
+ * the Send answers: the window of any slot holding it is no longer bound.
+ */
+void ct_remote_inv(struct ct_rdma *ct, uint32_t rkey);
+/* Slot memory the server can reach, or an invalidation still under way. */
 bool ct_slot_exposed(const struct ct_slot *slot);
+/* The slot's reserved receive goes back to the shared queue, once. */
+void ct_slot_recv_put(struct ct_rdma *ct, struct ct_slot *slot);
 /* A local invalidation completed. */
 void ct_inv_done(struct ct_rdma *ct, const struct ibv_wc *wc);
 /*
@@ -171,12 +183,15 @@ void ct_inv_done(struct ct_rdma *ct, const struct ibv_wc *wc);
  */
 bool ct_fence_now(struct ct_rdma *ct, unsigned int s);
 
-/* A free slot for the next call (the oldest orphan fenced if needed). */
+/* A free slot for the next call (the oldest orphan revoked if needed). */
 int ct_get_slot(struct ct_rdma *ct, int64_t deadline);
-/* The call in slot s was sent but its reply will not be waited for. */
+/*
+ * The call in slot s was sent but its reply will not be waited for: its
+ * credit comes back now; what it exposes stays until its reply comes.
+ */
 void ct_orphan(struct ct_rdma *ct, unsigned int s);
 /* A late reply to xid came: fence the orphan that call left. */
-void ct_orphan_replied(struct ct_rdma *ct, uint32_t xid, uint32_t inv_rkey);
+void ct_orphan_replied(struct ct_rdma *ct, uint32_t xid);
 
 /* ------------------------------------------------------------------ */
 /* The call and the reply (clnt_rdma_marshal.c)                        */
@@ -216,8 +231,12 @@ enum clnt_stat ct_reply_result(CLIENT *cl, struct ct_rdma *ct,
 
 /* Replies the server may send that we have not consumed (s4.3). */
 unsigned int ct_credit_window(const struct ct_rdma *ct);
-/* A reply came back: one call fewer in flight, credits as it says. */
-void ct_reply_arrived(struct ct_rdma *ct, uint32_t credits);
+/* The credits a well-formed reply grants (s4.3.1). */
+void ct_granted_set(struct ct_rdma *ct, uint32_t credits);
+/* The reply to the call in slot s came: its credit and receive come back. */
+void ct_reply_arrived(struct ct_rdma *ct, unsigned int s, uint32_t credits);
+/* The call in slot s is no longer waited for: its credit comes back. */
+void ct_call_abandoned(struct ct_rdma *ct, unsigned int s);
 
 /*
  * Take completions, sleeping on the completion and RDMA-CM channels,
@@ -233,5 +252,7 @@ int ct_wait_room(struct ct_rdma *ct, int64_t deadline);
 int ct_wait_fenced(struct ct_rdma *ct, unsigned int s, int64_t deadline);
 /* Some slot is free. */
 int ct_wait_slot(struct ct_rdma *ct, int64_t deadline);
+/* Take the completions already there, without sleeping. */
+int ct_reap(struct ct_rdma *ct);
 
 #endif

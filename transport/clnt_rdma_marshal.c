@@ -128,6 +128,11 @@ ct_encode_header(struct ct_rdma *ct, uint8_t *buf, uint32_t xid,
 	}
 	h->nwrites = 0;
 	h->nwsegs = 0;
+	h->has_reply = false;
+	h->nreply = 0;
+	/* A call whose reply is not waited for offers nothing for it. */
+	if (!slot->wait_reply)
+		return rpcrdma_hdr_encode(buf, CT_SEND_BUF, h);
 	if (ct->ct_write_chunk) {
 		/* s4.4.6: one Write chunk for the first opaque result. */
 		h->nwrites = 1;
@@ -227,6 +232,7 @@ ct_send_call(struct ct_rdma *ct, unsigned int s, uint32_t xid, size_t len,
 	ct_exposed(ct, s, long_call);
 	slot->state = SLOT_ACTIVE;
 	slot->xid = xid;
+	slot->recv_held = true;
 	ct->ct_outstanding++;
 	SHIM_STATS_ADD(ct->ct_stats, bytes_out, len);
 	if (long_call) {

@@ -18,7 +18,8 @@ usage(void)
 {
 	fprintf(stderr,
 		"usage: %s call  -a ADDR -p PORT [options] CASE...\n"
-		"       %s serve -a ADDR -p PORT [options] silent|reject|accept|rkey-after-reply\n"
+		"       %s serve -a ADDR -p PORT [options] silent|reject|accept|rkey-after-reply|\n"
+		"                                          drop-first|late-first|inv-first\n"
 		"options:\n"
 		"  -a, --addr ADDR       numeric IPv4 or IPv6 address (call: the server's,\n"
 		"                        serve: the one to listen on)\n"

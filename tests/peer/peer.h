@@ -206,6 +206,14 @@ struct late {
 	struct rpcrdma_segment rseg;
 };
 
+/* drop-first, late-first, inv-first: the first call's reply, held back. */
+struct held_reply {
+	bool pending;
+	struct rpcrdma_hdr hdr;		/* the call's header */
+	uint8_t rpc[1024];		/* its RPC reply */
+	size_t len;
+};
+
 struct pconn {
 	struct rdma_cm_id *id;
 	struct rdma_event_channel *ech;	/* call role only */
@@ -241,6 +249,9 @@ struct pconn {
 	unsigned int number;		/* serve: 1, 2, ... in accept order */
 	unsigned int calls;
 	struct late late;
+	struct held_reply held;
+	uint32_t send_inv;		/* the next Send invalidates this key, or 0 */
+	bool reply_chunk_always;	/* a reply goes by the Reply chunk when offered */
 	struct rpcrdma_hdr hdr;		/* scratch: a decoded header */
 	struct rpcrdma_hdr rhdr;	/* scratch: a header to encode */
 };

@@ -19,6 +19,9 @@ static const char *const serve_case_names[] = {
 	[SV_REJECT] = "reject",
 	[SV_ACCEPT] = "accept",
 	[SV_RKEY] = "rkey-after-reply",
+	[SV_DROP_FIRST] = "drop-first",
+	[SV_LATE_FIRST] = "late-first",
+	[SV_INV_FIRST] = "inv-first",
 };
 #define NSERVE_CASES (sizeof(serve_case_names) / sizeof(serve_case_names[0]))
 
@@ -258,8 +261,7 @@ server_done(const struct server *s)
 		return false;
 	case SV_REJECT:
 		return s->rejected >= s->o->connections;
-	case SV_ACCEPT:
-	case SV_RKEY:
+	default:
 		break;
 	}
 	return s->closed >= s->o->connections;
@@ -387,8 +389,7 @@ run_serve(const struct opts *o)
 		else if (timed_out)
 			why = "timeout";
 		break;
-	case SV_ACCEPT:
-	case SV_RKEY:
+	default:
 		if (!s.accepted)
 			why = "no_connection";
 		else if (s.violations)

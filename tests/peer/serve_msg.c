@@ -184,6 +184,8 @@ send_reply(struct server *s, struct pconn *c, const uint8_t *payload,
 	unsigned int i;
 	int st;
 
+	if (hold_reply(s, c, payload, plen))
+		return;
 	rh->xid = h->xid;
 	rh->vers = RPCRDMA1_VERSION;
 	rh->credits = s->o->credits;
@@ -194,7 +196,8 @@ send_reply(struct server *s, struct pconn *c, const uint8_t *payload,
 	/* rh->writes/wsegs were filled by the caller (used or zeroed). */
 
 	hlen = rpcrdma_hdr_encode(c->send_mem, PEER_SEND_BUF, rh);
-	if (hlen > 0 && (size_t)hlen + plen <= limit) {
+	if (hlen > 0 && (size_t)hlen + plen <= limit &&
+	    !(c->reply_chunk_always && h->has_reply)) {
 		memcpy(c->send_mem + hlen, payload, plen);
 		st = send_sync(c, (uint32_t)((size_t)hlen + plen), bound(DEFAULT_ANSWER_MS));
 		out("reply conn=%u xid=0x%08x proc=RDMA_MSG len=%zu rpc=%s%s%s%s",
@@ -244,6 +247,75 @@ send_reply(struct server *s, struct pconn *c, const uint8_t *payload,
 	out("reply_error=too_large conn=%u xid=0x%08x len=%zu limit=%u reply_chunk=%s",
 	    c->number, h->xid, plen, limit, h->has_reply ? "too_small" : "none");
 	send_error(c, s->o, h->xid, RPCRDMA1_VERSION, RDMA_ERR_BADHEADER);
+}
+
+bool
+hold_reply(struct server *s, struct pconn *c, const uint8_t *payload,
+	   size_t plen)
+{
+	struct held_reply *hr = &c->held;
+
+	if (c->calls != 1 || hr->pending)
+		return false;
+	switch (s->sc) {
+	case SV_DROP_FIRST:
+		out("reply_dropped conn=%u xid=0x%08x", c->number, c->hdr.xid);
+		return true;
+	case SV_LATE_FIRST:
+	case SV_INV_FIRST:
+		if (plen > sizeof(hr->rpc))
+			return false;
+		hr->hdr = c->hdr;
+		memcpy(hr->rpc, payload, plen);
+		hr->len = plen;
+		hr->pending = true;
+		out("reply_held conn=%u xid=0x%08x", c->number, c->hdr.xid);
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Send the held reply now: the call it answers timed out long ago. */
+static void
+send_held(struct server *s, struct pconn *c)
+{
+	struct rpcrdma_hdr cur = c->hdr;
+
+	c->hdr = c->held.hdr;
+	c->held.pending = false;
+	c->rhdr.nwrites = 0;
+	c->rhdr.nwsegs = 0;
+	memcpy(c->data_mem + PEER_REGION, c->held.rpc, c->held.len);
+	/* Linux's server uses the Reply chunk whenever one is offered. */
+	c->reply_chunk_always = s->sc == SV_LATE_FIRST;
+	send_reply(s, c, c->data_mem + PEER_REGION, c->held.len, "SUCCESS",
+		   "late=1");
+	c->reply_chunk_always = false;
+	c->hdr = cur;
+}
+
+void
+held_reply_due(struct server *s, struct pconn *c)
+{
+	const struct rpcrdma_hdr *first = &c->held.hdr;
+
+	if (!c->held.pending)
+		return;
+	if (s->sc == SV_INV_FIRST && c->calls == 2) {
+		/*
+		 * The reply to this call invalidates a key of the first call
+		 * (RFC 8797 s4.1 lets a server invalidate one key per reply;
+		 * this is the wrong call's, still bound).
+		 */
+		if (first->has_reply && first->nreply) {
+			c->send_inv = first->reply[0].handle;
+			out("invalidating conn=%u key=0x%08x of_xid=0x%08x with_xid=0x%08x",
+			    c->number, c->send_inv, first->xid, c->hdr.xid);
+		}
+		return;
+	}
+	send_held(s, c);
 }
 
 /*
@@ -378,6 +450,9 @@ serve_message(struct server *s, struct pconn *c, uint32_t idx, uint32_t len)
 			lt->pending = lt->have_write || lt->have_read;
 		}
 	}
+	held_reply_due(s, c);
+	if (c->dead)
+		return;
 	dispatch(s, c, (size_t)clen);
 	return;
 

@@ -28,6 +28,8 @@
 /* The device: memory windows through the context's ops, a plain pool  */
 /* ------------------------------------------------------------------ */
 
+static bool key_unbind(uint32_t key);
+
 unsigned int recv_reserved, fake_connects;
 static struct ibv_context fake_ctx;
 static struct ibv_pd fake_pd = { .context = &fake_ctx };
@@ -51,9 +53,11 @@ fake_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
 	return mw;
 }
 
+/* Deallocating a window revokes the key it was bound with. */
 static int
 fake_dealloc_mw(struct ibv_mw *mw)
 {
+	(void)key_unbind(mw->rkey);
 	mws_alive--;
 	free(mw);
 	return 0;
@@ -614,6 +618,18 @@ srv_answer_held(struct ep *ep)
 	memmove(srv.held, srv.held + 1, --srv.nheld * sizeof(srv.held[0]));
 }
 
+/* The Reply chunk key of the oldest call held, or 0. */
+static uint32_t
+held_reply_key(void)
+{
+	unsigned int c;
+
+	for (c = 0; c < srv.calls; c++)
+		if (srv.xid[c] == srv.held[0])
+			return srv.reply_key[c];
+	return 0;
+}
+
 static void
 srv_on_call(struct ep *ep, const struct ibv_sge *sge, int nsge)
 {
@@ -640,6 +656,8 @@ srv_on_call(struct ep *ep, const struct ibv_sge *sge, int nsge)
 			inv = srv.reply_key[c];
 		else if (srv.inv == INV_FOREIGN)
 			inv = 0xdead0001;
+		else if (srv.inv == INV_HELD && srv.nheld)
+			inv = held_reply_key();
 		if (srv.reply_chunk || srv.write_result)
 			srv_reply_chunks(ep, &h, inv);
 		else

@@ -27,6 +27,8 @@ enum srv_inv {
 	INV_NONE,
 	INV_REPLY_CHUNK,	/* Send With Invalidate of the Reply chunk's key */
 	INV_FOREIGN,		/* ... naming a key that is not the client's */
+	INV_HELD,		/* ... naming the Reply chunk key of the oldest
+				 * call held (another call's, still bound) */
 };
 
 struct fake_server {
