@@ -3,6 +3,7 @@
  * comments, blanks) and the search for the one to read.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -114,17 +115,58 @@ parse_stream(struct shim_config *cfg, FILE *f, const char *path)
 }
 
 /*
+ * Whether the file opened may be used, as ssh and sudo judge theirs: a
+ * regular file owned by the process's (effective) user or by root, that
+ * nobody else may write.  A root process (or one that gained privileges)
+ * thereby ignores a file another user planted in $HOME or
+ * $XDG_CONFIG_HOME; anyone ignores a file others could have changed.
+ * Checked on the descriptor read, so the answer is about that file.
+ */
+static bool
+file_trusted(struct shim_config *cfg, const char *path, const struct stat *st)
+{
+	uid_t me = geteuid();
+
+	if (S_ISDIR(st->st_mode)) {
+		config_fail(cfg, "%s: is a directory", path);
+		return false;
+	}
+	if (!S_ISREG(st->st_mode)) {
+		config_fail(cfg, "%s: not read: not a regular file", path);
+		return false;
+	}
+	if (st->st_uid != me && st->st_uid != 0) {
+		config_fail(cfg, "%s: not read: owned by uid %u, not by this "
+			    "process's user (uid %u) or root", path,
+			    (unsigned int)st->st_uid, (unsigned int)me);
+		return false;
+	}
+	if (st->st_mode & (S_IWGRP | S_IWOTH)) {
+		config_fail(cfg, "%s: not read: writable by %s (mode %04o; "
+			    "chmod go-w it)", path,
+			    (st->st_mode & S_IWGRP) && (st->st_mode & S_IWOTH) ?
+			    "its group and others" : st->st_mode & S_IWGRP ?
+			    "its group" : "others",
+			    (unsigned int)(st->st_mode & 07777));
+		return false;
+	}
+	return true;
+}
+
+/*
  * Parse path if it exists.  Returns false when there is no such file (the
- * search goes on); any other failure to read it is an error.
+ * search goes on); any other failure to read it, or a file not trusted,
+ * is an error.  O_NONBLOCK: a FIFO is refused, not waited on.
  */
 static bool
 try_file(struct shim_config *cfg, const char *path)
 {
 	struct stat st;
 	FILE *f;
+	int fd;
 
-	f = fopen(path, "re");
-	if (!f) {
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0) {
 		if (errno == ENOENT || errno == ENOTDIR)
 			return false;
 		/*
@@ -139,12 +181,23 @@ try_file(struct shim_config *cfg, const char *path)
 		config_fail(cfg, "%s: cannot open: %s", path, strerror(errno));
 		return true;
 	}
-	if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
-		snprintf(cfg->source, sizeof(cfg->source), "%s", path);
-		config_fail(cfg, "%s: is a directory", path);
-	} else {
-		parse_stream(cfg, f, path);
+	snprintf(cfg->source, sizeof(cfg->source), "%s", path);
+	if (fstat(fd, &st) < 0) {
+		config_fail(cfg, "%s: cannot open: %s", path, strerror(errno));
+		close(fd);
+		return true;
 	}
+	if (!file_trusted(cfg, path, &st)) {
+		close(fd);
+		return true;
+	}
+	f = fdopen(fd, "r");
+	if (!f) {
+		config_fail(cfg, "%s: cannot open: %s", path, strerror(errno));
+		close(fd);
+		return true;
+	}
+	parse_stream(cfg, f, path);
 	fclose(f);
 	return true;
 }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "config_fixture.h"
@@ -262,6 +263,102 @@ test_search(void)
 	shim_config_free(&c);
 }
 
+/* ---- whose file ---------------------------------------------------------- */
+
+/* Load for "prog" with HOME at home and sysdir etc; message 0 or "". */
+static const char *
+load_home(struct shim_config *c, const char *home, const char *etc)
+{
+	setenv("HOME", home, 1);
+	shim_config_load_dir(c, "prog", etc);
+	return c->nmsgs ? c->msgs[0].text : "";
+}
+
+/*
+ * Only a regular file of the process's own user or root's, that nobody
+ * else may write, is read; any other found stops the search as an error.
+ */
+static void
+test_trust(void)
+{
+	char home[PATH_MAX], etc[PATH_MAX], f[PATH_MAX], want[PATH_MAX * 2];
+	struct shim_config c;
+
+	unsetenv("XDG_CONFIG_HOME");
+	unsetenv("RPCRDMA_SHIM_CONFIG");
+	mkdir(in_tmp(home, "h2"), 0755);
+	mkdir(in_tmp(f, "h2/.config"), 0755);
+	mkdir(in_tmp(f, "h2/.config/rpcrdma-shim"), 0755);
+	mkdir(in_tmp(etc, "etc2"), 0755);
+	write_text(in_tmp(f, "etc2/prog.conf"), "credits = 4\n");
+	in_tmp(f, "h2/.config/rpcrdma-shim/prog.conf");
+
+	write_text(f, "credits = 3\n");
+	CHECK(chmod(f, 0600) == 0, "made the file 0600");
+	CHECK_STR(load_home(&c, home, etc), "", "a file of our own, 0600: read");
+	CHECK(c.credits == 3 && !c.bad, "... its value taken");
+	shim_config_free(&c);
+
+	CHECK(chmod(f, 0664) == 0, "made it 0664");
+	snprintf(want, sizeof(want), "%s: not read: writable by its group (mode "
+		 "0664; chmod go-w it)", f);
+	CHECK_STR(load_home(&c, home, etc), want, "a file its group may write: "
+		  "refused, named, and why");
+	CHECK(c.bad && c.credits == 32 && !strcmp(c.source, f),
+	      "... an error that stops the search (the next file not read)");
+	shim_config_free(&c);
+
+	CHECK(chmod(f, 0646) == 0, "made it 0646");
+	snprintf(want, sizeof(want), "%s: not read: writable by others (mode "
+		 "0646; chmod go-w it)", f);
+	CHECK_STR(load_home(&c, home, etc), want, "a file others may write: "
+		  "refused");
+	shim_config_free(&c);
+
+	CHECK(chmod(f, 0666) == 0, "made it 0666");
+	snprintf(want, sizeof(want), "%s: not read: writable by its group and "
+		 "others (mode 0666; chmod go-w it)", f);
+	CHECK_STR(load_home(&c, home, etc), want, "0666: refused");
+	shim_config_free(&c);
+
+	setenv("RPCRDMA_SHIM_CONFIG", f, 1);
+	shim_config_load_dir(&c, "prog", etc);
+	CHECK(c.bad && c.credits == 32, "RPCRDMA_SHIM_CONFIG is checked "
+	      "the same");
+	shim_config_free(&c);
+	unsetenv("RPCRDMA_SHIM_CONFIG");
+
+	/* A FIFO would block a reader until someone writes to it. */
+	remove(f);
+	CHECK(mkfifo(f, 0600) == 0, "made a FIFO in its place");
+	snprintf(want, sizeof(want), "%s: not read: not a regular file", f);
+	CHECK_STR(load_home(&c, home, etc), want, "a FIFO: refused at once");
+	shim_config_free(&c);
+	remove(f);
+
+	if (geteuid() != 0) {
+		SKIP("another user's file in $HOME (making one needs root)");
+		SKIP("... and root's own file in its place");
+		return;
+	}
+	/* A root process whose HOME is another user's (sudo -E, su -m). */
+	write_text(f, "credits = 3\n");
+	CHECK(chmod(f, 0644) == 0 && chown(f, 65534, 65534) == 0,
+	      "gave the file to nobody");
+	snprintf(want, sizeof(want), "%s: not read: owned by uid 65534, not by "
+		 "this process's user (uid 0) or root", f);
+	CHECK_STR(load_home(&c, home, etc), want, "root, another user's file in "
+		  "$HOME: refused, named, and why");
+	CHECK(c.bad && c.credits == 32, "... nothing of it taken");
+	shim_config_free(&c);
+
+	CHECK(chown(f, 0, 0) == 0, "gave it to root");
+	CHECK_STR(load_home(&c, home, etc), "", "root's own file: read");
+	CHECK(c.credits == 3, "... its value taken");
+	shim_config_free(&c);
+	remove(f);
+}
+
 int
 main(void)
 {
@@ -269,6 +366,7 @@ main(void)
 	test_syntax();
 	test_many_errors();
 	test_search();
+	test_trust();
 	fixture_done();
 	return check_done();
 }
