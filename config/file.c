@@ -86,8 +86,8 @@ parse_line(struct shim_config *cfg, const char *path, unsigned int lineno,
 	apply_file_value(cfg, k, &w);
 }
 
-static void
-parse_stream(struct shim_config *cfg, FILE *f, const char *path)
+void
+config_parse_stream(struct shim_config *cfg, FILE *f, const char *path)
 {
 	char *line = NULL;
 	size_t cap = 0;
@@ -197,7 +197,7 @@ try_file(struct shim_config *cfg, const char *path)
 		close(fd);
 		return true;
 	}
-	parse_stream(cfg, f, path);
+	config_parse_stream(cfg, f, path);
 	fclose(f);
 	return true;
 }
