@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -154,6 +155,73 @@ file_trusted(struct shim_config *cfg, const char *path, const struct stat *st)
 }
 
 /*
+ * Whether dir may hold a file we read: owned by the effective user or
+ * root, and writable by nobody else, unless sticky (/tmp: others may add
+ * names there, not replace ours; the kernel's protected_symlinks covers
+ * links).  msg: what the path's error message says after "not read: ".
+ */
+static bool
+dir_trusted(const char *dir, uid_t me, char *msg, size_t len)
+{
+	struct stat st;
+
+	if (stat(dir, &st) < 0)
+		return true;	/* the open that follows says why */
+	if (st.st_uid != me && st.st_uid != 0) {
+		snprintf(msg, len, "directory %s is owned by uid %u, not by this "
+			 "process's user (uid %u) or root", dir,
+			 (unsigned int)st.st_uid, (unsigned int)me);
+		return false;
+	}
+	if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX)) {
+		snprintf(msg, len, "directory %s is writable by %s (mode %04o)",
+			 dir, st.st_mode & S_IWOTH ? "others" : "its group",
+			 (unsigned int)(st.st_mode & 07777));
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Every directory above path, as named (a symbolic link is judged by the
+ * directory that holds it), up to the root: as ssh checks the way to its
+ * files.  Whoever may change one of them could put any file of root's
+ * there (a link to /etc/shadow) for a root process to report line by line.
+ */
+static bool
+path_trusted(struct shim_config *cfg, const char *path)
+{
+	char msg[PATH_MAX + 128], *dir, *slash, cwd[PATH_MAX];
+	bool ok = true;
+
+	if (path[0] == '/') {
+		dir = strdup(path);
+	} else if (getcwd(cwd, sizeof(cwd))) {
+		if (asprintf(&dir, "%s/%s", cwd, path) < 0)
+			dir = NULL;
+	} else {
+		dir = NULL;
+	}
+	if (!dir) {
+		config_fail(cfg, "%s: not read: %s", path, strerror(errno));
+		return false;
+	}
+	while (ok && (slash = strrchr(dir, '/'))) {
+		if (slash == dir) {
+			dir[1] = '\0';
+			ok = dir_trusted(dir, geteuid(), msg, sizeof(msg));
+			break;
+		}
+		*slash = '\0';
+		ok = dir_trusted(dir, geteuid(), msg, sizeof(msg));
+	}
+	free(dir);
+	if (!ok)
+		config_fail(cfg, "%s: not read: %s", path, msg);
+	return ok;
+}
+
+/*
  * Parse path if it exists.  Returns false when there is no such file (the
  * search goes on); any other failure to read it, or a file not trusted,
  * is an error.  O_NONBLOCK: a FIFO is refused, not waited on.
@@ -182,6 +250,10 @@ try_file(struct shim_config *cfg, const char *path)
 		return true;
 	}
 	snprintf(cfg->source, sizeof(cfg->source), "%s", path);
+	if (!path_trusted(cfg, path)) {
+		close(fd);
+		return true;
+	}
 	if (fstat(fd, &st) < 0) {
 		config_fail(cfg, "%s: cannot open: %s", path, strerror(errno));
 		close(fd);

@@ -281,7 +281,8 @@ load_home(struct shim_config *c, const char *home, const char *etc)
 static void
 test_trust(void)
 {
-	char home[PATH_MAX], etc[PATH_MAX], f[PATH_MAX], want[PATH_MAX * 2];
+	char home[PATH_MAX], etc[PATH_MAX], f[PATH_MAX], want[PATH_MAX * 3];
+	char dir[PATH_MAX], secret[PATH_MAX];
 	struct shim_config c;
 
 	unsetenv("XDG_CONFIG_HOME");
@@ -328,6 +329,24 @@ test_trust(void)
 	shim_config_free(&c);
 	unsetenv("RPCRDMA_SHIM_CONFIG");
 
+	/* The directories on the way count too. */
+	write_text(f, "credits = 3\n");
+	CHECK(chmod(f, 0644) == 0, "made the file 0644 again");
+	in_tmp(dir, "h2/.config/rpcrdma-shim");
+	CHECK(chmod(dir, 0775) == 0, "made its directory 0775");
+	snprintf(want, sizeof(want), "%s: not read: directory %s is writable by "
+		 "its group (mode 0775)", f, dir);
+	CHECK_STR(load_home(&c, home, etc), want, "a directory its group may "
+		  "write: refused, named");
+	CHECK(c.bad && c.credits == 32, "... nothing of it taken");
+	shim_config_free(&c);
+	CHECK(chmod(dir, 01777) == 0, "made it 1777, as /tmp");
+	CHECK_STR(load_home(&c, home, etc), "", "a sticky directory: read (no "
+		  "one else may replace our file there)");
+	CHECK(c.credits == 3, "... its value taken");
+	shim_config_free(&c);
+	CHECK(chmod(dir, 0755) == 0, "made it 0755");
+
 	/* A FIFO would block a reader until someone writes to it. */
 	remove(f);
 	CHECK(mkfifo(f, 0600) == 0, "made a FIFO in its place");
@@ -339,6 +358,7 @@ test_trust(void)
 	if (geteuid() != 0) {
 		SKIP("another user's file in $HOME (making one needs root)");
 		SKIP("... and root's own file in its place");
+		SKIP("a link to root's secret in another user's HOME");
 		return;
 	}
 	/* A root process whose HOME is another user's (sudo -E, su -m). */
@@ -357,6 +377,25 @@ test_trust(void)
 	CHECK(c.credits == 3, "... its value taken");
 	shim_config_free(&c);
 	remove(f);
+
+	/*
+	 * The user whose HOME it is links the file to one of root's secrets:
+	 * read, its lines would come back one by one in the messages.
+	 */
+	write_text(in_tmp(secret, "secret"), "root:$y$j9T$secret:19000:0:99999:7:::\n");
+	CHECK(chmod(secret, 0600) == 0 && symlink(secret, f) == 0,
+	      "linked the file to a secret of root's");
+	CHECK(chown(home, 65534, 65534) == 0, "gave the home directory to "
+	      "nobody");
+	snprintf(want, sizeof(want), "%s: not read: directory %s is owned by uid "
+		 "65534, not by this process's user (uid 0) or root", f, home);
+	CHECK_STR(load_home(&c, home, etc), want, "root, HOME another user's, "
+		  "the file a link to root's secret: refused, named");
+	CHECK(c.nmsgs == 1 && !strstr(c.msgs[0].text, "secret:"), "... and "
+	      "nothing of the secret shown");
+	shim_config_free(&c);
+	remove(f);
+	CHECK(chown(home, 0, 0) == 0, "gave the home directory back");
 }
 
 int
