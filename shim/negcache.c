@@ -64,6 +64,34 @@ cacheable(enum rdma_fail why)
 	}
 }
 
+static void
+drop_locked(struct negcache_entry *e)
+{
+	HASH_DEL(negcache, e);
+	free(e);
+}
+
+/*
+ * Make room for one more entry: drop every expired one (a peer never
+ * looked up again would otherwise stay for good), and when the table is
+ * still full, the one that would expire first.  Entries are added only
+ * when an attempt failed, so the walk is not on the way of any call.
+ */
+static void
+make_room_locked(time_t now)
+{
+	struct negcache_entry *e, *tmp, *first = NULL;
+
+	HASH_ITER(hh, negcache, e, tmp) {
+		if (e->expires <= now)
+			drop_locked(e);
+		else if (!first || e->expires < first->expires)
+			first = e;
+	}
+	if (first && HASH_COUNT(negcache) >= NEGCACHE_MAX)
+		drop_locked(first);
+}
+
 void
 negcache_add(const struct sockaddr *peer, enum rdma_fail why,
 	     unsigned int ttl_s)
@@ -88,6 +116,7 @@ negcache_add_at(const struct sockaddr *peer, enum rdma_fail why,
 	pthread_mutex_lock(&negcache_lock);
 	HASH_FIND(hh, negcache, &key, sizeof(key), e);
 	if (!e) {
+		make_room_locked(now);
 		e = calloc(1, sizeof(*e));
 		if (!e)
 			goto out;
@@ -110,8 +139,7 @@ lookup_locked(const struct peer_key *key, time_t now, enum rdma_fail *why)
 	if (!e)
 		return false;
 	if (e->expires <= now) {
-		HASH_DEL(negcache, e);
-		free(e);
+		drop_locked(e);
 		return false;
 	}
 	*why = e->why;
@@ -137,4 +165,15 @@ negcache_lookup_at(const struct sockaddr *peer, enum rdma_fail *why,
 	      (peer_key_from(&key, peer) && lookup_locked(&key, now, why));
 	pthread_mutex_unlock(&negcache_lock);
 	return hit;
+}
+
+size_t
+negcache_size(void)
+{
+	size_t n;
+
+	pthread_mutex_lock(&negcache_lock);
+	n = HASH_COUNT(negcache);
+	pthread_mutex_unlock(&negcache_lock);
+	return n;
 }

@@ -242,7 +242,8 @@ cm_dispatch_locked(struct rdma_cm_event *ev)
 			n = sizeof(ep->cm_ev.pdata);
 		if (ev->event != RDMA_CM_EVENT_ESTABLISHED || !ev->param.conn.private_data)
 			n = 0;
-		memcpy(ep->cm_ev.pdata, ev->param.conn.private_data, n);
+		if (n)	/* no source at all without private data */
+			memcpy(ep->cm_ev.pdata, ev->param.conn.private_data, n);
 		ep->cm_ev.pdata_len = (uint8_t)n;
 		ep->cm_ev_ready = true;
 		return;
