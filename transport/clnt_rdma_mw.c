@@ -33,8 +33,6 @@ ct_windows_alloc(struct ct_rdma *ct)
 		for (w = 0; w < CT_NWIN; w++) {
 			struct ct_window *win = &ct->ct_slots[s].win[w];
 
-			if (w == CT_WIN_WRITE && !ct->ct_write_chunk)
-				continue;
 			win->mw = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
 			if (!win->mw)
 				goto out_dealloc;
@@ -114,14 +112,25 @@ ct_slot_buffers(struct ct_rdma *ct, struct ct_slot *slot)
 {
 	struct rdma_dev *dev = ep_dev(ct->ct_ep);
 
+	const struct ct_plan *p = &slot->plan;
+
 	if (!slot->callbuf)
 		slot->callbuf = rdma_pool_get(dev, RDMA_POOL_MIN);
-	if (!slot->replybuf)
-		slot->replybuf = rdma_pool_get(dev, ct->ct_max_reply);
-	if (ct->ct_write_chunk && !slot->ddpbuf)
-		slot->ddpbuf = rdma_pool_get(dev, ct->ct_write_chunk);
-	if (!slot->callbuf || !slot->replybuf ||
-	    (ct->ct_write_chunk && !slot->ddpbuf))
+	/* The chunks this call's plan offers (clnt_rdma_marshal.c). */
+	if (slot->replybuf && slot->replybuf->buf.len < p->reply_len) {
+		rdma_pool_put(dev, slot->replybuf);
+		slot->replybuf = NULL;
+	}
+	if (slot->ddpbuf && slot->ddpbuf->buf.len < p->write_len) {
+		rdma_pool_put(dev, slot->ddpbuf);
+		slot->ddpbuf = NULL;
+	}
+	if (p->reply_len && !slot->replybuf)
+		slot->replybuf = rdma_pool_get(dev, p->reply_len);
+	if (p->write_len && !slot->ddpbuf)
+		slot->ddpbuf = rdma_pool_get(dev, p->write_len);
+	if (!slot->callbuf || (p->reply_len && !slot->replybuf) ||
+	    (p->write_len && !slot->ddpbuf))
 		return -ENOMEM;
 	return 0;
 }
@@ -166,13 +175,17 @@ ct_expose_call(struct ct_rdma *ct, unsigned int s, bool long_call,
 	       size_t len, struct ibv_send_wr binds[CT_NWIN])
 {
 	struct ct_slot *slot = &ct->ct_slots[s];
+	const struct ct_plan *p = &slot->plan;
 	int n = 0, ret;
 
-	ret = win_expose(ct, s, CT_WIN_REPLY, slot->replybuf, ct->ct_max_reply,
-			 IBV_ACCESS_REMOTE_WRITE, &binds[n]);
-	if (ret < 0)
-		return ret;
-	n += ret;
+	if (p->reply_len) {
+		ret = win_expose(ct, s, CT_WIN_REPLY, slot->replybuf,
+				 p->reply_len, IBV_ACCESS_REMOTE_WRITE,
+				 &binds[n]);
+		if (ret < 0)
+			return ret;
+		n += ret;
+	}
 	if (long_call) {
 		ret = win_expose(ct, s, CT_WIN_READ, slot->callbuf, len,
 				 IBV_ACCESS_REMOTE_READ, &binds[n]);
@@ -180,9 +193,9 @@ ct_expose_call(struct ct_rdma *ct, unsigned int s, bool long_call,
 			return ret;
 		n += ret;
 	}
-	if (ct->ct_write_chunk) {
+	if (p->write_len) {
 		ret = win_expose(ct, s, CT_WIN_WRITE, slot->ddpbuf,
-				 ct->ct_write_chunk, IBV_ACCESS_REMOTE_WRITE,
+				 p->write_len, IBV_ACCESS_REMOTE_WRITE,
 				 &binds[n]);
 		if (ret < 0)
 			return ret;
@@ -203,8 +216,11 @@ ct_exposed(struct ct_rdma *ct, unsigned int s, bool long_call)
 	for (w = 0; w < CT_NWIN; w++) {
 		struct ct_window *win = &ct->ct_slots[s].win[w];
 
-		if (win->mw && (w == CT_WIN_REPLY || (w == CT_WIN_READ && long_call) ||
-				(w == CT_WIN_WRITE && ct->ct_write_chunk))) {
+		const struct ct_plan *p = &ct->ct_slots[s].plan;
+
+		if (win->mw && ((w == CT_WIN_REPLY && p->reply_len) ||
+				(w == CT_WIN_READ && long_call) ||
+				(w == CT_WIN_WRITE && p->write_len))) {
 			win->mw->rkey = win->rkey;
 			win->bound = true;
 		}

@@ -28,6 +28,7 @@
 #include "ep.h"
 #include "rpcrdma_xdr.h"
 #include "svc_rdma.h"
+#include "ulb.h"
 
 /* libtirpc dereferences xp_p3 (SVCXPRT_EXT); give it zeroed room. */
 #define SVC_EXT_SIZE 128
@@ -92,6 +93,7 @@ struct svc_rdma_conn {
 	bool in_call;
 	uint32_t xid;
 	struct rpcrdma_hdr hdr;		/* its transport header */
+	struct ulb_call ulb;		/* what its binding says (ulb.h) */
 	uint8_t *callbuf;		/* an inline or rebuilt call */
 	size_t callbuf_cap;
 	uint8_t *call_data;		/* its Read chunks' data: */
