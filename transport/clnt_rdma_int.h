@@ -76,6 +76,7 @@ struct ct_plan {
 	struct ulb_call ulb;
 	uint64_t reply_len;	/* the Reply chunk, 0: none */
 	uint64_t write_len;	/* the Write chunk, 0: none */
+	uint64_t read_len;	/* a long call's Read chunk, 0: none */
 	uint32_t seg_lim;	/* the peer's segment limit it was cut for */
 };
 

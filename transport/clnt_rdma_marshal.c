@@ -225,9 +225,11 @@ ct_segs(const struct ct_slot *slot, unsigned int w,
 	struct rpcrdma_segment *segs)
 {
 	const struct ct_plan *p = &slot->plan;
-	uint64_t len = w == CT_WIN_WRITE ? p->write_len : p->reply_len;
+	uint64_t len = w == CT_WIN_WRITE ? p->write_len :
+		       w == CT_WIN_READ ? p->read_len : p->reply_len;
 	const struct rdma_pbuf *pb = w == CT_WIN_WRITE ? slot->ddpbuf :
-							  slot->replybuf;
+				     w == CT_WIN_READ ? slot->callbuf :
+							slot->replybuf;
 	uint32_t seg = ulb_seg_size(len, p->seg_lim);
 	unsigned int n = 0;
 	uint64_t off;
@@ -258,11 +260,15 @@ ct_encode_header(struct ct_rdma *ct, uint8_t *buf, uint32_t xid,
 	h->proc = long_call ? RDMA_NOMSG : RDMA_MSG;
 	h->nreads = 0;
 	if (long_call) {
-		h->nreads = 1;
-		h->reads[0].position = 0;
-		h->reads[0].target.handle = slot->win[CT_WIN_READ].rkey;
-		h->reads[0].target.length = (uint32_t)call_len;
-		h->reads[0].target.offset = (uintptr_t)slot->callbuf->buf.addr;
+		/* s4.4.5: one position-zero chunk, in segments as the others. */
+		struct rpcrdma_segment segs[RPCRDMA1_MAX_READ_SEGS];
+		unsigned int i;
+
+		h->nreads = ct_segs(slot, CT_WIN_READ, segs);
+		for (i = 0; i < h->nreads; i++) {
+			h->reads[i].position = 0;
+			h->reads[i].target = segs[i];
+		}
 	}
 	h->nwrites = 0;
 	h->nwsegs = 0;
@@ -325,6 +331,7 @@ ct_send_call(struct ct_rdma *ct, unsigned int s, uint32_t xid, size_t len,
 	ssize_t hdrlen;
 	int nbinds, sidx, ret;
 
+	slot->plan.read_len = long_call ? len : 0;
 	/* s4.3.1: the reply will find a posted receive. */
 	ret = ep_recv_reserve(ep, deadline);
 	if (ret)
@@ -569,11 +576,11 @@ ct_reply_msg(CLIENT *cl, struct ct_rdma *ct, const struct ct_slot *slot,
 static uint32_t
 ct_plan_seg(const struct ct_plan *p)
 {
-	uint64_t lens[2] = { p->reply_len, p->write_len };
+	uint64_t lens[3] = { p->reply_len, p->write_len, p->read_len };
 	uint32_t seg = 0, s;
 	unsigned int i;
 
-	for (i = 0; i < 2; i++) {
+	for (i = 0; i < 3; i++) {
 		s = ulb_seg_size(lens[i], p->seg_lim);
 		if (lens[i] < s)
 			s = (uint32_t)lens[i];
