@@ -102,6 +102,12 @@ struct svc_rdma_conn {
 	struct rdma_pbuf *bounce;	/* for chunks beyond the pool (SC_BOUNCE) */
 	unsigned int rw_inflight;	/* RDMA Reads and signaled Writes */
 	XDR xdrs;			/* decodes the call */
+	/*
+	 * RFC 8166 s4.3.1: an RDMA_ERROR goes out only once the failed
+	 * message's receive is posted again (the client may send at once).
+	 */
+	bool err_defer, err_pending;
+	uint32_t err_xid, err_vers, err_code;
 
 	/* The reply being built. */
 	struct rpcrdma_hdr rhdr;

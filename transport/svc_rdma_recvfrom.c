@@ -252,6 +252,7 @@ sc_take_message(struct svc_rdma_conn *sc, uint8_t **call, size_t *clen)
 
 	rq_pop(sc, &idx, &len);
 	buf = ep_recv_buf(ep, idx);
+	sc->err_defer = true;
 	ok = sc_header_ok(sc, rpcrdma_hdr_decode(buf, len, &sc->hdr), len);
 	if (ok && sc->hdr.nreads) {
 		ok = sc_take_chunked(sc, buf + sc->hdr.hdrlen,
@@ -268,6 +269,11 @@ sc_take_message(struct svc_rdma_conn *sc, uint8_t **call, size_t *clen)
 		}
 	}
 	(void)ep_post_recv(ep, idx);
+	sc->err_defer = false;
+	if (sc->err_pending) {
+		sc->err_pending = false;
+		sc_send_error(sc, sc->err_xid, sc->err_vers, sc->err_code);
+	}
 	return ok;
 }
 

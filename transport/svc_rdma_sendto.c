@@ -93,10 +93,19 @@ sc_send_error(struct svc_rdma_conn *sc, uint32_t xid, uint32_t vers,
 	      uint32_t err)
 {
 	struct ep *ep = sc->ep;
-	int idx = sc_get_send(sc);
 	struct ibv_sge sge;
 	ssize_t len;
+	int idx;
 
+	/* While the failed message's receive is held: answer once it is back. */
+	if (sc->err_defer) {
+		sc->err_pending = true;
+		sc->err_xid = xid;
+		sc->err_vers = vers;
+		sc->err_code = err;
+		return;
+	}
+	idx = sc_get_send(sc);
 	if (idx < 0)
 		return;
 	SHIM_STATS_ADD(sc->stats, rdma_errors, 1);

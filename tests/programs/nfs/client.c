@@ -10,6 +10,8 @@
  *                      the output file (-o), its length printed
  *   readdir COUNT      one READDIR of the root with that count, the names
  *                      printed one per line
+ *   hold               print "holding" and wait for a signal, the CLIENT
+ *                      kept (its statistics stay readable)
  *
  * A failed call prints its RPC error and ends with status 1.  Usage
  * errors end with 64.
@@ -34,7 +36,7 @@ usage(void)
 {
 	fprintf(stderr,
 		"usage: nfstest-client -a ADDR -e EXPORT [-o FILE] CMD...\n"
-		"commands: null N, getattr N, read NAME SIZE, readdir COUNT\n");
+		"commands: null N, getattr N, read NAME SIZE, readdir COUNT, hold\n");
 	exit(64);
 }
 
@@ -98,6 +100,7 @@ cmd_null(CLIENT *cl, unsigned long n)
 			      (xdrproc_t)(void (*)(void))xdr_void, NULL, tmo) != RPC_SUCCESS)
 			die_call(cl, "NULL");
 	printf("null calls=%lu us_per_call=%.1f\n", n, (now_us() - t0) / n);
+	fflush(stdout);
 }
 
 static void
@@ -121,6 +124,7 @@ cmd_getattr(CLIENT *cl, const nfs_fh3 *root, unsigned long n)
 		}
 	}
 	printf("getattr calls=%lu us_per_call=%.1f\n", n, (now_us() - t0) / n);
+	fflush(stdout);
 }
 
 static void
@@ -165,6 +169,7 @@ cmd_read(CLIENT *cl, const nfs_fh3 *root, char *name, unsigned long size)
 	}
 	printf("read count=%u data=%u eof=%d\n", ok->count, ok->data.data_len,
 	       ok->eof);
+	fflush(stdout);
 	clnt_freeres(cl, (xdrproc_t)xdr_READ3res, (char *)&rres);
 	clnt_freeres(cl, (xdrproc_t)xdr_LOOKUP3res, (char *)&lres);
 }
@@ -191,6 +196,7 @@ cmd_readdir(CLIENT *cl, const nfs_fh3 *root, unsigned long count)
 	}
 	for (e = res.READDIR3res_u.resok.reply.entries; e; e = e->nextentry, n++)
 		printf("%s\n", e->name);
+	fflush(stdout);
 	printf("readdir entries=%u eof=%d\n", n, res.READDIR3res_u.resok.reply.eof);
 	clnt_freeres(cl, (xdrproc_t)xdr_READDIR3res, (char *)&res);
 }
@@ -247,6 +253,10 @@ main(int argc, char **argv)
 			i += 2;
 		} else if (!strcmp(argv[i], "readdir") && i + 1 < argc) {
 			cmd_readdir(cl, &root, number(argv[++i]));
+		} else if (!strcmp(argv[i], "hold")) {
+			printf("holding\n");
+			fflush(stdout);
+			pause();
 		} else {
 			usage();
 		}
