@@ -140,11 +140,16 @@ on_connect_request(struct server *s, struct rdma_cm_event *ev)
 		    strerror(-ret));
 		goto out_reject;
 	}
-	/* Reads we may issue are bounded by what the client can answer. */
-	if (c->initiator_depth > ev->param.conn.responder_resources)
-		c->initiator_depth = ev->param.conn.responder_resources;
-	if (c->responder_resources > ev->param.conn.initiator_depth)
-		c->responder_resources = ev->param.conn.initiator_depth;
+	/*
+	 * Reads we may issue are bounded by what the client can answer.  The
+	 * request's values are seen from our side: its initiator_depth is
+	 * the Reads the client answers, its responder_resources the Reads it
+	 * issues (a Linux client: 0).
+	 */
+	if (c->initiator_depth > ev->param.conn.initiator_depth)
+		c->initiator_depth = ev->param.conn.initiator_depth;
+	if (c->responder_resources > ev->param.conn.responder_resources)
+		c->responder_resources = ev->param.conn.responder_resources;
 
 	memset(&param, 0, sizeof(param));
 	param.private_data_len = build_pdata(o, pdata);

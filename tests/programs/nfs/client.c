@@ -243,6 +243,9 @@ main(int argc, char **argv)
 		fprintf(stderr, "nfstest-client: %s\n", clnt_spcreateerror("NFS"));
 		return 1;
 	}
+	/* AUTH_SYS as the caller: servers give AUTH_NONE no file access. */
+	auth_destroy(cl->cl_auth);
+	cl->cl_auth = authunix_create_default();
 	for (i = optind; i < argc; i++) {
 		if (!strcmp(argv[i], "null") && i + 1 < argc) {
 			cmd_null(cl, number(argv[++i]));
