@@ -7,8 +7,10 @@
  * allowed and the units accepted, and one line saying what it does.
  */
 #include <ctype.h>
+#include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -125,6 +127,10 @@ const struct shim_config_key shim_config_keys[] = {
 	{ .name = "remote_invalidate", .type = SHIM_KEY_BOOL,
 	  FIELD(remote_invalidate), .def = true, .range = BOOL_RANGE,
 	  .doc = "allow Send With Invalidate (RFC 8797) where it is safe" },
+	{ .name = "no_placement", .type = SHIM_KEY_PROGS,
+	  FIELD(n_no_placement), .def = 0,
+	  .range = "must be none or up to 16 RPC program numbers (or nfs), separated by commas",
+	  .doc = "programs whose results are never placed in Write chunks" },
 	{ .name = "log_level", .type = SHIM_KEY_CHOICE, FIELD(log_level),
 	  .def = SHIM_LOG_INFO, .choices = log_level_names,
 	  .range = "must be error, warn, info or debug",
@@ -386,6 +392,52 @@ set_log(struct shim_config *cfg, const struct shim_config_key *key,
 	return NULL;
 }
 
+/* "no_placement = none | prog[,prog...]": numbers, or nfs for 100003. */
+static const char *
+set_progs(struct shim_config *cfg, const struct shim_config_key *key,
+	  const char *value)
+{
+	uint32_t progs[SHIM_CONFIG_PROGS_MAX];
+	uint32_t n = 0;
+	const char *p = value;
+	char *end;
+
+	if (!strcasecmp(value, "none")) {
+		store(cfg, key, 0);
+		return NULL;
+	}
+	for (;;) {
+		unsigned long long v;
+
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (!strncasecmp(p, "nfs", 3) && !isalnum((unsigned char)p[3])) {
+			v = 100003;
+			end = (char *)p + 3;
+		} else {
+			if (!isdigit((unsigned char)*p))
+				return key->range;
+			errno = 0;
+			v = strtoull(p, &end, 0);
+			if (errno || v == 0 || v > UINT32_MAX)
+				return key->range;
+		}
+		if (n == SHIM_CONFIG_PROGS_MAX)
+			return key->range;
+		progs[n++] = (uint32_t)v;
+		p = end;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (!*p)
+			break;
+		if (*p++ != ',')
+			return key->range;
+	}
+	memcpy(cfg->no_placement, progs, n * sizeof(progs[0]));
+	store(cfg, key, n);
+	return NULL;
+}
+
 const char *
 config_key_set(struct shim_config *cfg, const struct shim_config_key *key,
 	       const char *value, char *why, size_t whylen)
@@ -410,6 +462,8 @@ config_key_set(struct shim_config *cfg, const struct shim_config_key *key,
 		return set_number(cfg, key, value, why, whylen);
 	case SHIM_KEY_LOG:
 		return set_log(cfg, key, value);
+	case SHIM_KEY_PROGS:
+		return set_progs(cfg, key, value);
 	case SHIM_KEY_RULE:
 	case SHIM_KEY_PORT_MAP:
 		break;

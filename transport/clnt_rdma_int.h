@@ -26,6 +26,7 @@
 #include "common/stats.h"
 #include "ep.h"
 #include "rpcrdma_xdr.h"
+#include "ulb.h"
 
 /* Room for the serialized call header: xid, direction, rpcvers, prog, vers. */
 #define MCALL_MSG_SIZE 24
@@ -64,8 +65,24 @@ struct ct_window {
 	bool inv_pending;	/* local invalidate posted, not completed */
 };
 
+/*
+ * The chunks one call offers, decided by clnt_rdma_marshal.c from the
+ * Upper Layer Binding (ulb.h) once the call is encoded: a Reply chunk
+ * only when the reply may not fit inline (RFC 8166 s5.3.3), a Write
+ * chunk only for a DDP-eligible result (s5.3.2), both cut into segments
+ * no larger than the peer accepts.
+ */
+struct ct_plan {
+	struct ulb_call ulb;
+	uint64_t reply_len;	/* the Reply chunk, 0: none */
+	uint64_t write_len;	/* the Write chunk, 0: none */
+	uint64_t read_len;	/* a long call's Read chunk, 0: none */
+	uint32_t seg_lim;	/* the peer's segment limit it was cut for */
+};
+
 struct ct_slot {
 	enum slot_state state;
+	struct ct_plan plan;	/* what the call in this slot offers */
 	uint32_t xid;
 	bool wait_reply;	/* the call offers chunks for its reply */
 	bool recv_held;		/* a receive is reserved for its reply */

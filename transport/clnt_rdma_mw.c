@@ -40,8 +40,6 @@ ct_windows_alloc(struct ct_rdma *ct)
 		for (w = 0; w < CT_NWIN; w++) {
 			struct ct_window *win = &ct->ct_slots[s].win[w];
 
-			if (w == CT_WIN_WRITE && !ct->ct_write_chunk)
-				continue;
 			win->mw = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
 			if (!win->mw)
 				goto out_dealloc;
@@ -121,17 +119,25 @@ ct_slot_buffers(struct ct_rdma *ct, struct ct_slot *slot)
 {
 	struct rdma_dev *dev = ep_dev(ct->ct_ep);
 
-	bool ddp = slot->wait_reply && ct->ct_write_chunk;
+	const struct ct_plan *p = &slot->plan;
 
 	if (!slot->callbuf)
 		slot->callbuf = rdma_pool_get(dev, RDMA_POOL_MIN);
-	/* A call whose reply is not waited for needs no memory for it. */
-	if (slot->wait_reply && !slot->replybuf)
-		slot->replybuf = rdma_pool_get(dev, ct->ct_max_reply);
-	if (ddp && !slot->ddpbuf)
-		slot->ddpbuf = rdma_pool_get(dev, ct->ct_write_chunk);
-	if (!slot->callbuf || (slot->wait_reply && !slot->replybuf) ||
-	    (ddp && !slot->ddpbuf))
+	/* The chunks this call's plan offers (clnt_rdma_marshal.c). */
+	if (slot->replybuf && slot->replybuf->buf.len < p->reply_len) {
+		rdma_pool_put(dev, slot->replybuf);
+		slot->replybuf = NULL;
+	}
+	if (slot->ddpbuf && slot->ddpbuf->buf.len < p->write_len) {
+		rdma_pool_put(dev, slot->ddpbuf);
+		slot->ddpbuf = NULL;
+	}
+	if (p->reply_len && !slot->replybuf)
+		slot->replybuf = rdma_pool_get(dev, p->reply_len);
+	if (p->write_len && !slot->ddpbuf)
+		slot->ddpbuf = rdma_pool_get(dev, p->write_len);
+	if (!slot->callbuf || (p->reply_len && !slot->replybuf) ||
+	    (p->write_len && !slot->ddpbuf))
 		return -ENOMEM;
 	return 0;
 }
@@ -171,18 +177,17 @@ win_expose(struct ct_rdma *ct, unsigned int s, unsigned int w,
 	return 0;
 }
 
-/* Whether the call in slot exposes window w. */
+/* Whether the call in slot exposes window w: its plan's chunks. */
 static bool
-win_used(const struct ct_rdma *ct, const struct ct_slot *slot, unsigned int w,
-	 bool long_call)
+win_used(const struct ct_slot *slot, unsigned int w, bool long_call)
 {
 	switch (w) {
 	case CT_WIN_READ:
 		return long_call;
 	case CT_WIN_REPLY:
-		return slot->wait_reply;
+		return slot->plan.reply_len != 0;
 	default:
-		return slot->wait_reply && ct->ct_write_chunk;
+		return slot->plan.write_len != 0;
 	}
 }
 
@@ -191,11 +196,12 @@ ct_expose_call(struct ct_rdma *ct, unsigned int s, bool long_call,
 	       size_t len, struct ibv_send_wr binds[CT_NWIN])
 {
 	struct ct_slot *slot = &ct->ct_slots[s];
+	const struct ct_plan *p = &slot->plan;
 	int n = 0, ret;
 
-	if (win_used(ct, slot, CT_WIN_REPLY, long_call)) {
+	if (p->reply_len) {
 		ret = win_expose(ct, s, CT_WIN_REPLY, slot->replybuf,
-				 ct->ct_max_reply, IBV_ACCESS_REMOTE_WRITE,
+				 p->reply_len, IBV_ACCESS_REMOTE_WRITE,
 				 &binds[n]);
 		if (ret < 0)
 			return ret;
@@ -208,9 +214,9 @@ ct_expose_call(struct ct_rdma *ct, unsigned int s, bool long_call,
 			return ret;
 		n += ret;
 	}
-	if (win_used(ct, slot, CT_WIN_WRITE, long_call)) {
+	if (p->write_len) {
 		ret = win_expose(ct, s, CT_WIN_WRITE, slot->ddpbuf,
-				 ct->ct_write_chunk, IBV_ACCESS_REMOTE_WRITE,
+				 p->write_len, IBV_ACCESS_REMOTE_WRITE,
 				 &binds[n]);
 		if (ret < 0)
 			return ret;
@@ -231,7 +237,7 @@ ct_exposed(struct ct_rdma *ct, unsigned int s, bool long_call)
 	for (w = 0; w < CT_NWIN; w++) {
 		struct ct_window *win = &ct->ct_slots[s].win[w];
 
-		if (win->mw && win_used(ct, &ct->ct_slots[s], w, long_call)) {
+		if (win->mw && win_used(&ct->ct_slots[s], w, long_call)) {
 			win->mw->rkey = win->rkey;
 			win->bound = true;
 		}

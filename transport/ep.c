@@ -214,15 +214,6 @@ setup_qp(struct ep *ep)
 	ep->dev = rdma_dev_get(ep->id->verbs);
 	if (!ep->dev)
 		return -ENOMEM;
-	/*
-	 * R (RFC 8797 s4.1) only where keys are memory windows: rxe breaks
-	 * the connection when a registration's key is invalidated remotely,
-	 * and the windows of a device with type 2 windows are what a client
-	 * exposes and a server can invalidate.
-	 */
-	if (!ep->dev->mw_type2)
-		ep->local_pd.remote_inv = false;
-
 	ret = setup_channel(ep);
 	if (!ret)
 		ret = setup_cqs(ep);
@@ -614,14 +605,26 @@ ep_connect(const struct sockaddr *dst, const struct sockaddr *src,
 		*why = ret == -ENOMEM ? RDMA_FAIL_MEMLOCK : RDMA_FAIL_ERROR;
 		goto out_destroy;
 	}
+	/*
+	 * R (RFC 8797 s4.1) from a client only where its keys are memory
+	 * windows: rxe breaks the connection when a registration's key is
+	 * invalidated remotely.  A server's R says it may send With
+	 * Invalidate, which needs nothing of its own device.
+	 */
+	if (!ep->dev->mw_type2)
+		ep->local_pd.remote_inv = false;
 
 	/* RFC 8797 s4: our private data; s5.1: the server may ignore it. */
 	rpcrdma_cmp_encode(pdata, &ep->local_pd);
 	memset(&param, 0, sizeof(param));
 	param.private_data = pdata;
 	param.private_data_len = sizeof(pdata);
+	/*
+	 * Reads the server may issue (its Read chunks' pulls), none of our
+	 * own: a client never reads from its server (as the Linux client).
+	 */
 	ep->responder_resources = rd_atom_offer(ep->dev->attr.max_qp_rd_atom);
-	ep->initiator_depth = rd_atom_offer(ep->dev->attr.max_qp_init_rd_atom);
+	ep->initiator_depth = 0;
 	param.responder_resources = ep->responder_resources;
 	param.initiator_depth = ep->initiator_depth;
 	/* Bounded transport retries; RNR means broken flow control. */

@@ -28,6 +28,7 @@
 #include "ep.h"
 #include "rpcrdma_xdr.h"
 #include "svc_rdma.h"
+#include "ulb.h"
 
 /* libtirpc dereferences xp_p3 (SVCXPRT_EXT); give it zeroed room. */
 #define SVC_EXT_SIZE 128
@@ -94,6 +95,7 @@ struct svc_rdma_conn {
 	bool in_call;
 	uint32_t xid;
 	struct rpcrdma_hdr hdr;		/* its transport header */
+	struct ulb_call ulb;		/* what its binding says (ulb.h) */
 	uint8_t *callbuf;		/* an inline or rebuilt call */
 	size_t callbuf_cap;
 	uint8_t *call_data;		/* its Read chunks' data: */
@@ -102,6 +104,12 @@ struct svc_rdma_conn {
 	struct rdma_pbuf *bounce;	/* for chunks beyond the pool (SC_BOUNCE) */
 	unsigned int rw_inflight;	/* RDMA Reads and signaled Writes */
 	XDR xdrs;			/* decodes the call */
+	/*
+	 * RFC 8166 s4.3.1: an RDMA_ERROR goes out only once the failed
+	 * message's receive is posted again (the client may send at once).
+	 */
+	bool err_defer, err_pending;
+	uint32_t err_xid, err_vers, err_code;
 
 	/* The reply being built. */
 	struct rpcrdma_hdr rhdr;

@@ -253,6 +253,7 @@ sc_take_message(struct svc_rdma_conn *sc, uint8_t **call, size_t *clen)
 
 	rq_pop(sc, &idx, &len);
 	buf = ep_recv_buf(ep, idx);
+	sc->err_defer = true;
 	ok = sc_header_ok(sc, rpcrdma_hdr_decode(buf, len, &sc->hdr), len);
 	if (ok && sc->hdr.nreads) {
 		ok = sc_take_chunked(sc, buf + sc->hdr.hdrlen,
@@ -269,6 +270,11 @@ sc_take_message(struct svc_rdma_conn *sc, uint8_t **call, size_t *clen)
 		}
 	}
 	(void)ep_post_recv(ep, idx);
+	sc->err_defer = false;
+	if (sc->err_pending) {
+		sc->err_pending = false;
+		sc_send_error(sc, sc->err_xid, sc->err_vers, sc->err_code);
+	}
 	return ok;
 }
 
@@ -301,6 +307,8 @@ sc_recv(SVCXPRT *xprt, struct rpc_msg *msg)
 		}
 		sc->xid = msg->rm_xid;
 		sc->in_call = true;
+		/* What the Upper Layer Binding says of it (xp_reply's placement). */
+		(void)ulb_parse_call(call, clen, &sc->ulb);
 		SHIM_STATS_ADD(sc->stats, calls, 1);
 		SHIM_STATS_ADD(sc->stats, bytes_in, clen);
 		if (sc->hdr.nreads)

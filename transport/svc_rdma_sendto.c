@@ -4,8 +4,8 @@
  * A reply is encoded once, after room for the largest transport header
  * its call allows, into the send buffer (moving to a pool buffer when it
  * outgrows it, or to ordinary memory beyond SC_DIRECT_MAX or what the
- * budget gives), its first opaque result diverted into the call's Write
- * chunk when one was offered.  Then the chunks are placed: RDMA Writes
+ * budget gives), its DDP-eligible result (ulb.h) diverted into the
+ * call's Write chunk when one was offered.  Then the chunks are placed: RDMA Writes
  * for the Write chunk and, for a long reply, the Reply chunk (from
  * ordinary memory through the bounce buffer, completed before the Send).
  * Last the header is written just before the payload and one Send
@@ -93,10 +93,19 @@ sc_send_error(struct svc_rdma_conn *sc, uint32_t xid, uint32_t vers,
 	      uint32_t err)
 {
 	struct ep *ep = sc->ep;
-	int idx = sc_get_send(sc);
 	struct ibv_sge sge;
 	ssize_t len;
+	int idx;
 
+	/* While the failed message's receive is held: answer once it is back. */
+	if (sc->err_defer) {
+		sc->err_pending = true;
+		sc->err_xid = xid;
+		sc->err_vers = vers;
+		sc->err_code = err;
+		return;
+	}
+	idx = sc_get_send(sc);
 	if (idx < 0)
 		return;
 	SHIM_STATS_ADD(sc->stats, rdma_errors, 1);
@@ -251,6 +260,20 @@ sc_divert_take(struct xdr_divert *d, const void *data, uint32_t len)
 }
 
 /*
+ * RFC 8166 s5.3.2: only the result the Upper Layer Binding names goes in
+ * the Write chunk (for NFS the data of READ, the path of READLINK: RFC
+ * 8267), never merely the first opaque met.
+ */
+static bool
+sc_divert_match(struct xdr_divert *d, const uint8_t *res, size_t len,
+		uint32_t item_len)
+{
+	const struct svc_rdma_conn *sc = d->ctx;
+
+	return ulb_is_item(&sc->ulb, res, len, item_len);
+}
+
+/*
  * Encode the RPC reply after room for the largest header.  Returns 0, or
  * -errno with *why to log (NULL when the failure was logged already).
  */
@@ -278,9 +301,10 @@ sc_reply_encode(struct svc_rdma_conn *sc, SVCXPRT *xprt, struct rpc_msg *msg,
 	r->g.limit = r->inline_cap > r->reply_cap ? r->inline_cap : r->reply_cap;
 	r->g.grow = sc_replybuf_grow;
 	r->g.ctx = sc;
-	if (rq->nwrites && rq->writes[0].nsegs) {
-		/* s4.4.6: the first opaque result goes in the first Write chunk. */
+	if (rq->nwrites && rq->writes[0].nsegs && sc->ulb.placement) {
+		/* s4.4.6: the eligible result goes in the first Write chunk. */
 		r->d.min = 1;
+		r->d.match = sc_divert_match;
 		r->d.max = (uint32_t)segs_len(&rq->wsegs[rq->writes[0].first],
 					      rq->writes[0].nsegs);
 		r->d.take = sc_divert_take;
@@ -300,6 +324,7 @@ sc_reply_encode(struct svc_rdma_conn *sc, SVCXPRT *xprt, struct rpc_msg *msg,
 		/* Sized on growth, unless a Write chunk may take a result. */
 		sc->reply_proc = r->g.divert ? NULL : xdr_proc;
 		sc->reply_where = xdr_where;
+		r->d.base = r->g.pos;
 		r->d.armed = true;
 		ok = ok && SVCAUTH_WRAP(&SVC_XP_AUTH(xprt), &xdrs, xdr_proc,
 					xdr_where);

@@ -154,6 +154,15 @@ struct opts {
 	unsigned int quiet_ms;
 	unsigned int connections;
 	bool keep_chunks;
+	/*
+	 * serve --old-kernel: check each call's chunks as Linux svcrdma did
+	 * before 5.11 (ERR_CHUNK above these segment sizes, more than two
+	 * Write chunks, Read segments at different positions) and accept
+	 * with rnr_retry 0.
+	 */
+	bool old_kernel;
+	uint32_t special_seg_max;	/* Reply and Read segments */
+	uint32_t write_seg_max;		/* Write segments */
 	int rd_init;			/* call: -1, or the connect's initiator_depth */
 	int rd_resp;			/* call: -1, or its responder_resources */
 	const char *ready;

@@ -41,6 +41,7 @@ struct server {
 	unsigned int calls, violations, protocol_errors;
 	unsigned int late_tested, late_exposed;
 	unsigned int chunks_offered;
+	unsigned int err_chunks;	/* --old-kernel: headers refused */
 };
 
 /* serve_msg.c */

@@ -359,6 +359,33 @@ use_write_chunk(struct pconn *c, const rpctest_data *d)
 	return true;
 }
 
+/*
+ * --old-kernel: what svcrdma before 5.11 refused with ERR_CHUNK before
+ * running the call (its xdr_check_read_list, xdr_check_write_list and
+ * xdr_check_reply_chunk); NULL when it would take the header.
+ */
+static const char *
+old_kernel_refuses(const struct opts *o, const struct rpcrdma_hdr *h)
+{
+	unsigned int i;
+
+	for (i = 0; i < h->nreads; i++) {
+		if (h->reads[i].position != h->reads[0].position)
+			return "read_positions";
+		if (h->reads[i].target.length > o->special_seg_max)
+			return "read_segment";
+	}
+	if (h->nwrites > 2)
+		return "write_chunks";
+	for (i = 0; i < h->nwsegs; i++)
+		if (h->wsegs[i].length > o->write_seg_max)
+			return "write_segment";
+	for (i = 0; h->has_reply && i < h->nreply; i++)
+		if (h->reply[i].length > o->special_seg_max)
+			return "reply_segment";
+	return NULL;
+}
+
 /* Serve one received message on c. */
 void
 serve_message(struct server *s, struct pconn *c, uint32_t idx, uint32_t len)
@@ -405,6 +432,14 @@ serve_message(struct server *s, struct pconn *c, uint32_t idx, uint32_t len)
 		out("call_error=client_sent_rdma_error conn=%u xid=0x%08x", c->number,
 		    h->xid);
 		s->protocol_errors++;
+		goto repost;
+	}
+
+	if (s->o->old_kernel && old_kernel_refuses(s->o, h)) {
+		out("err_chunk=%s conn=%u xid=0x%08x", old_kernel_refuses(s->o, h),
+		    c->number, h->xid);
+		s->err_chunks++;
+		send_error(c, s->o, h->xid, RPCRDMA1_VERSION, RDMA_ERR_BADHEADER);
 		goto repost;
 	}
 
