@@ -28,26 +28,67 @@ static enum shim_log_dest log_dest = SHIM_LOG_TO_STDERR;
 static int log_fd = -1;			/* SHIM_LOG_TO_FILE */
 static dev_t log_dev;			/* what log_fd was when opened */
 static ino_t log_ino;
-static char log_path[SHIM_LOG_PATH_MAX];
 static char log_prog[64];
 
+/* fork(): held across it, so the child finds the sink whole (shim/fork.c). */
+void
+shim_log_fork_lock(void)
+{
+	pthread_mutex_lock(&log_lock);
+}
+
+void
+shim_log_fork_unlock(void)
+{
+	pthread_mutex_unlock(&log_lock);
+}
+
+/*
+ * Open the log file as setuid-aware programs do: never through a symbolic
+ * link at the last component (O_NOFOLLOW), created readable by its owner
+ * only, and only a regular file owned by this process's user or by root
+ * (not a FIFO that would block, a device, or another user's file that
+ * someone made us append to).  O_NONBLOCK keeps the open of a FIFO from
+ * waiting for a reader; it is cleared once the file is known to be one.
+ */
 static int
 open_file_locked(const char *path)
 {
 	struct stat st;
-	int fd;
+	int fd, err;
 
-	fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY,
-		  0644);
-	if (fd < 0)
+	fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY |
+		  O_NOFOLLOW | O_NONBLOCK, 0600);
+	if (fd < 0) {
+		/* A FIFO without a reader (or a device without a driver). */
+		if (errno == ENXIO)
+			errno = SHIM_LOG_ERR_NOT_REGULAR;
 		return -1;
+	}
 	if (fstat(fd, &st) < 0) {
-		close(fd);
-		return -1;
+		err = errno;
+		goto out_close;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		err = SHIM_LOG_ERR_NOT_REGULAR;
+		goto out_close;
+	}
+	if (st.st_uid != geteuid() && st.st_uid != 0) {
+		err = SHIM_LOG_ERR_OWNER;
+		goto out_close;
+	}
+	if (fcntl(fd, F_SETFL, O_APPEND) < 0) {
+		err = errno;
+		goto out_close;
 	}
 	log_dev = st.st_dev;
 	log_ino = st.st_ino;
 	return fd;
+
+out_close:
+	close(fd);
+	errno = err;
+	return -1;
 }
 
 /*
@@ -71,16 +112,20 @@ close_file_locked(void)
 	log_fd = -1;
 }
 
-/* The file's descriptor, reopened if it was taken from us; -1: none. */
+/*
+ * The file's descriptor; -1 when it was taken from us.  The file is opened
+ * once, and not again by its path, which may name another file by now (or
+ * the process be another user): a lost file means stderr until the sink is
+ * set up again.
+ */
 static int
 file_fd_locked(void)
 {
 	if (fd_is_ours_locked())
 		return log_fd;
-	log_fd = open_file_locked(log_path);
-	if (log_fd < 0)
-		log_dest = SHIM_LOG_TO_STDERR;
-	return log_fd;
+	log_fd = -1;
+	log_dest = SHIM_LOG_TO_STDERR;
+	return -1;
 }
 
 static void
@@ -220,8 +265,7 @@ shim_log_setup(enum shim_log_level level, enum shim_log_dest dest,
 	close_file_locked();
 	log_dest = dest;
 	if (dest == SHIM_LOG_TO_FILE) {
-		snprintf(log_path, sizeof(log_path), "%s", path);
-		log_fd = open_file_locked(log_path);
+		log_fd = open_file_locked(path);
 		if (log_fd < 0) {
 			err = errno;
 			log_dest = SHIM_LOG_TO_STDERR;
@@ -241,4 +285,19 @@ shim_log_close(void)
 	log_prog[0] = '\0';
 	__atomic_store_n(&log_level, SHIM_LOG_INFO, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&log_lock);
+}
+
+const char *
+shim_log_strerror(int err)
+{
+	switch (err) {
+	case SHIM_LOG_ERR_NOT_REGULAR:
+		return "not a regular file";
+	case SHIM_LOG_ERR_OWNER:
+		return "owned by another user (only the process's own user's "
+		       "files and root's are used)";
+	case ELOOP:
+		return "a symbolic link (not followed)";
+	}
+	return strerror(err);
 }

@@ -29,6 +29,19 @@ struct once_entry {
 static pthread_mutex_t once_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct once_entry *once_table;
 
+/* fork(): held across it, so the child finds the table whole (shim/fork.c). */
+void
+log_once_fork_lock(void)
+{
+	pthread_mutex_lock(&once_lock);
+}
+
+void
+log_once_fork_unlock(void)
+{
+	pthread_mutex_unlock(&once_lock);
+}
+
 static void
 drop_locked(struct once_entry *e)
 {

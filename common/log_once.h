@@ -35,4 +35,8 @@ bool log_once(enum log_once_kind kind, const struct peer_key *peer,
 bool log_once_at(enum log_once_kind kind, const struct peer_key *peer,
 		 uint64_t tag, uint64_t now_s);
 
+/* fork(): the table's lock is held across it (shim/fork.c). */
+void log_once_fork_lock(void);
+void log_once_fork_unlock(void);
+
 #endif

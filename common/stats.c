@@ -21,6 +21,22 @@ static char stats_name[64];
 static char desc_prog[64], desc_config[256];
 static unsigned int desc_mode;
 static bool desc_bad;
+/* The files of the parent and its ancestors, newest first (after fork). */
+#define SHIM_STATS_INHERITED 8
+static struct shim_stats_file *inherited[SHIM_STATS_INHERITED];
+
+/* fork(): held across it, so the child finds the file whole (shim/fork.c). */
+void
+shim_stats_fork_lock(void)
+{
+	pthread_mutex_lock(&stats_lock);
+}
+
+void
+shim_stats_fork_unlock(void)
+{
+	pthread_mutex_unlock(&stats_lock);
+}
 
 static uint64_t
 now_s(void)
@@ -56,10 +72,19 @@ shim_stats_describe(const char *prog, const char *config, unsigned int mode,
 	pthread_mutex_unlock(&stats_lock);
 }
 
-/* A child starts without a file: its transports get one of its own. */
+/*
+ * A child starts without a file: its transports get one of its own.  The
+ * parent's stays mapped (shared) for the slots the child's copies of the
+ * parent's transports point to; the child never frees those.
+ */
 static void
 stats_atfork_child(void)
 {
+	if (stats) {
+		memmove(inherited + 1, inherited,
+			sizeof(inherited) - sizeof(inherited[0]));
+		inherited[0] = stats;
+	}
 	stats = NULL;
 	stats_failed = false;
 }
@@ -181,10 +206,25 @@ shim_stats_publish(struct shim_stats_conn *s)
 	__atomic_store_n(&s->state, SHIM_STATS_LIVE, __ATOMIC_RELEASE);
 }
 
+/* Not a slot of a file this process inherited (see stats_atfork_child). */
+static bool
+slot_is_ours(const struct shim_stats_conn *s)
+{
+	unsigned int i;
+
+	for (i = 0; i < SHIM_STATS_INHERITED; i++) {
+		const struct shim_stats_file *f = inherited[i];
+
+		if (f && s >= f->slots && s < f->slots + SHIM_STATS_SLOTS)
+			return false;
+	}
+	return true;
+}
+
 void
 shim_stats_close(struct shim_stats_conn *s)
 {
-	if (s)
+	if (s && slot_is_ours(s))
 		__atomic_store_n(&s->state, SHIM_STATS_FREE, __ATOMIC_RELEASE);
 }
 
@@ -195,4 +235,18 @@ shim_stats_fallback(unsigned int reason)
 
 	if (f && reason < SHIM_STATS_REASONS)
 		shim_stats_add(&f->fallbacks[reason], 1);
+}
+
+void
+shim_stats_pinned(uint64_t used, uint64_t total, uint64_t peak,
+		  uint64_t refused)
+{
+	struct shim_stats_file *f = stats_get();
+
+	if (!f)
+		return;
+	__atomic_store_n(&f->pinned_used, used, __ATOMIC_RELAXED);
+	__atomic_store_n(&f->pinned_total, total, __ATOMIC_RELAXED);
+	__atomic_store_n(&f->pinned_peak, peak, __ATOMIC_RELAXED);
+	__atomic_store_n(&f->pinned_refused, refused, __ATOMIC_RELAXED);
 }

@@ -43,8 +43,16 @@ shim_stats_add(uint64_t *counter, uint64_t n)
 			shim_stats_add(&(s)->field, (n));               \
 	} while (0)
 
+/* The process's registered memory (transport/budget.h), as it moves. */
+void shim_stats_pinned(uint64_t used, uint64_t total, uint64_t peak,
+		       uint64_t refused);
+
 /* Describe the process (program name, configuration). */
 void shim_stats_describe(const char *prog, const char *config,
 			 unsigned int mode, bool bad_config);
+
+/* fork(): the file's lock is held across it (shim/fork.c). */
+void shim_stats_fork_lock(void);
+void shim_stats_fork_unlock(void);
 
 #endif

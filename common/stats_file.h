@@ -13,7 +13,8 @@
  * The layout is versioned: append fields, bump SHIM_STATS_VERSION when
  * the meaning of a field changes, or when a field appended to struct
  * shim_stats_conn moves every slot after the first (version 2: the
- * chunk and remote invalidation counters).
+ * chunk and remote invalidation counters; version 3: the registered
+ * memory of the process, and room for 2048 transports).
  */
 #ifndef COMMON_STATS_FILE_H
 #define COMMON_STATS_FILE_H
@@ -21,8 +22,8 @@
 #include <stdint.h>
 
 #define SHIM_STATS_MAGIC 0x5453534d41445052ull	/* "RPDAMSST" */
-#define SHIM_STATS_VERSION 2
-#define SHIM_STATS_SLOTS 256
+#define SHIM_STATS_VERSION 3
+#define SHIM_STATS_SLOTS 2048
 #define SHIM_STATS_REASONS 16
 #define SHIM_STATS_PREFIX "rpcrdma-shim."	/* + "<uid>.<pid>" */
 
@@ -106,6 +107,14 @@ struct shim_stats_file {
 	/* Transports kept on TCP, by reason (enum rdma_fail). */
 	uint64_t fallbacks[SHIM_STATS_REASONS];
 	uint64_t rdma_transports;	/* transports that ran over RDMA */
+	/*
+	 * Registered memory (transport/budget.h): octets in use, the budget,
+	 * the most ever in use, and registrations the budget refused.
+	 */
+	uint64_t pinned_used;
+	uint64_t pinned_total;
+	uint64_t pinned_peak;
+	uint64_t pinned_refused;
 	uint32_t nslots;
 	uint32_t pad;
 	struct shim_stats_conn slots[SHIM_STATS_SLOTS];

@@ -3,6 +3,8 @@
  * comments, blanks) and the search for the one to read.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,8 +87,8 @@ parse_line(struct shim_config *cfg, const char *path, unsigned int lineno,
 	apply_file_value(cfg, k, &w);
 }
 
-static void
-parse_stream(struct shim_config *cfg, FILE *f, const char *path)
+void
+config_parse_stream(struct shim_config *cfg, FILE *f, const char *path)
 {
 	char *line = NULL;
 	size_t cap = 0;
@@ -114,17 +116,125 @@ parse_stream(struct shim_config *cfg, FILE *f, const char *path)
 }
 
 /*
+ * Whether the file opened may be used, as ssh and sudo judge theirs: a
+ * regular file owned by the process's (effective) user or by root, that
+ * nobody else may write.  A root process (or one that gained privileges)
+ * thereby ignores a file another user planted in $HOME or
+ * $XDG_CONFIG_HOME; anyone ignores a file others could have changed.
+ * Checked on the descriptor read, so the answer is about that file.
+ */
+static bool
+file_trusted(struct shim_config *cfg, const char *path, const struct stat *st)
+{
+	uid_t me = geteuid();
+
+	if (S_ISDIR(st->st_mode)) {
+		config_fail(cfg, "%s: is a directory", path);
+		return false;
+	}
+	if (!S_ISREG(st->st_mode)) {
+		config_fail(cfg, "%s: not read: not a regular file", path);
+		return false;
+	}
+	if (st->st_uid != me && st->st_uid != 0) {
+		config_fail(cfg, "%s: not read: owned by uid %u, not by this "
+			    "process's user (uid %u) or root", path,
+			    (unsigned int)st->st_uid, (unsigned int)me);
+		return false;
+	}
+	if (st->st_mode & (S_IWGRP | S_IWOTH)) {
+		config_fail(cfg, "%s: not read: writable by %s (mode %04o; "
+			    "chmod go-w it)", path,
+			    (st->st_mode & S_IWGRP) && (st->st_mode & S_IWOTH) ?
+			    "its group and others" : st->st_mode & S_IWGRP ?
+			    "its group" : "others",
+			    (unsigned int)(st->st_mode & 07777));
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Whether dir may hold a file we read: owned by the effective user or
+ * root, and writable by nobody else, unless sticky (/tmp: others may add
+ * names there, not replace ours; the kernel's protected_symlinks covers
+ * links).  msg: what the path's error message says after "not read: ".
+ */
+static bool
+dir_trusted(const char *dir, uid_t me, char *msg, size_t len)
+{
+	struct stat st;
+
+	if (stat(dir, &st) < 0)
+		return true;	/* the open that follows says why */
+	if (st.st_uid != me && st.st_uid != 0) {
+		snprintf(msg, len, "directory %s is owned by uid %u, not by this "
+			 "process's user (uid %u) or root", dir,
+			 (unsigned int)st.st_uid, (unsigned int)me);
+		return false;
+	}
+	if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX)) {
+		snprintf(msg, len, "directory %s is writable by %s (mode %04o)",
+			 dir, st.st_mode & S_IWOTH ? "others" : "its group",
+			 (unsigned int)(st.st_mode & 07777));
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Every directory above path, as named (a symbolic link is judged by the
+ * directory that holds it), up to the root: as ssh checks the way to its
+ * files.  Whoever may change one of them could put any file of root's
+ * there (a link to /etc/shadow) for a root process to report line by line.
+ */
+static bool
+path_trusted(struct shim_config *cfg, const char *path)
+{
+	char msg[PATH_MAX + 128], *dir, *slash, cwd[PATH_MAX];
+	bool ok = true;
+
+	if (path[0] == '/') {
+		dir = strdup(path);
+	} else if (getcwd(cwd, sizeof(cwd))) {
+		if (asprintf(&dir, "%s/%s", cwd, path) < 0)
+			dir = NULL;
+	} else {
+		dir = NULL;
+	}
+	if (!dir) {
+		config_fail(cfg, "%s: not read: %s", path, strerror(errno));
+		return false;
+	}
+	while (ok && (slash = strrchr(dir, '/'))) {
+		if (slash == dir) {
+			dir[1] = '\0';
+			ok = dir_trusted(dir, geteuid(), msg, sizeof(msg));
+			break;
+		}
+		*slash = '\0';
+		ok = dir_trusted(dir, geteuid(), msg, sizeof(msg));
+	}
+	free(dir);
+	if (!ok)
+		config_fail(cfg, "%s: not read: %s", path, msg);
+	return ok;
+}
+
+/*
  * Parse path if it exists.  Returns false when there is no such file (the
- * search goes on); any other failure to read it is an error.
+ * search goes on); any other failure to read it, or a file not trusted,
+ * is an error.  O_NONBLOCK: a FIFO is refused, not waited on.
  */
 static bool
 try_file(struct shim_config *cfg, const char *path)
 {
 	struct stat st;
 	FILE *f;
+	int fd;
 
-	f = fopen(path, "re");
-	if (!f) {
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0) {
 		if (errno == ENOENT || errno == ENOTDIR)
 			return false;
 		/*
@@ -139,12 +249,27 @@ try_file(struct shim_config *cfg, const char *path)
 		config_fail(cfg, "%s: cannot open: %s", path, strerror(errno));
 		return true;
 	}
-	if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
-		snprintf(cfg->source, sizeof(cfg->source), "%s", path);
-		config_fail(cfg, "%s: is a directory", path);
-	} else {
-		parse_stream(cfg, f, path);
+	snprintf(cfg->source, sizeof(cfg->source), "%s", path);
+	if (!path_trusted(cfg, path)) {
+		close(fd);
+		return true;
 	}
+	if (fstat(fd, &st) < 0) {
+		config_fail(cfg, "%s: cannot open: %s", path, strerror(errno));
+		close(fd);
+		return true;
+	}
+	if (!file_trusted(cfg, path, &st)) {
+		close(fd);
+		return true;
+	}
+	f = fdopen(fd, "r");
+	if (!f) {
+		config_fail(cfg, "%s: cannot open: %s", path, strerror(errno));
+		close(fd);
+		return true;
+	}
+	config_parse_stream(cfg, f, path);
 	fclose(f);
 	return true;
 }

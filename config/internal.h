@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "config/shim_config.h"
 
@@ -72,6 +73,15 @@ const char *config_key_set(struct shim_config *cfg,
 
 /* The bit of key in cfg->env_keys_. */
 uint32_t config_key_bit(const struct shim_config_key *key);
+
+/* ---- file.c --------------------------------------------------------- */
+
+/*
+ * Parse the lines of f as the file path (named in messages, recorded as
+ * the source); no check of the file itself (the fuzz harness feeds it
+ * memory).
+ */
+void config_parse_stream(struct shim_config *cfg, FILE *f, const char *path);
 
 /* ---- env.c ----------------------------------------------------------- */
 

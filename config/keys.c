@@ -7,8 +7,10 @@
  * allowed and the units accepted, and one line saying what it does.
  */
 #include <ctype.h>
+#include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -101,21 +103,34 @@ const struct shim_config_key shim_config_keys[] = {
 	  .range = "must be from 0 to 86400 seconds",
 	  .unit = "(optional suffix s or m)",
 	  .doc = "how long a peer RDMA failed for goes straight to TCP (0: off)" },
-	/* max_reply is registered for every call; max_call only bounds a call. */
+	/*
+	 * max_reply is registered for every call in flight; max_call only
+	 * bounds a call.  1M: the largest NFS READ or READDIR reply, with
+	 * room for the RPC header on top (EP_MSG_HDR_SLACK).
+	 */
 	{ .name = "max_reply", .type = SHIM_KEY_NUMBER, FIELD(max_reply),
-	  .def = 64ull << 20, MESSAGE_SIZE,
+	  .def = 1ull << 20, MESSAGE_SIZE,
 	  .doc = "the Reply chunk every call offers: the largest reply accepted" },
 	{ .name = "max_call", .type = SHIM_KEY_NUMBER, FIELD(max_call),
-	  .def = 1ull << 30, MESSAGE_SIZE,
+	  .def = 4ull << 20, MESSAGE_SIZE,
 	  .doc = "the largest call a server accepts" },
 	{ .name = "write_chunk", .type = SHIM_KEY_NUMBER, FIELD(write_chunk),
 	  .def = 0, .units = units_bytes, .min = 0, .max = 1ull << 30,
 	  .range = "must be from 0 (none) to 1073741824 (1G) bytes",
 	  .unit = BYTES_UNIT,
 	  .doc = "the Write chunk every call offers (0: none)" },
+	{ .name = "max_pinned", .type = SHIM_KEY_NUMBER, FIELD(max_pinned),
+	  .def = 0, .units = units_bytes, .min = 0, .max = 1ull << 40,
+	  .range = "must be 0 (from ulimit -l) or a size up to 1099511627776 (1024G) bytes",
+	  .unit = BYTES_UNIT,
+	  .doc = "registered memory the process may use for RDMA (0: 3/4 of ulimit -l)" },
 	{ .name = "remote_invalidate", .type = SHIM_KEY_BOOL,
 	  FIELD(remote_invalidate), .def = true, .range = BOOL_RANGE,
 	  .doc = "allow Send With Invalidate (RFC 8797) where it is safe" },
+	{ .name = "no_placement", .type = SHIM_KEY_PROGS,
+	  FIELD(n_no_placement), .def = 0,
+	  .range = "must be none or up to 16 RPC program numbers (or nfs), separated by commas",
+	  .doc = "programs whose results are never placed in Write chunks" },
 	{ .name = "log_level", .type = SHIM_KEY_CHOICE, FIELD(log_level),
 	  .def = SHIM_LOG_INFO, .choices = log_level_names,
 	  .range = "must be error, warn, info or debug",
@@ -377,6 +392,52 @@ set_log(struct shim_config *cfg, const struct shim_config_key *key,
 	return NULL;
 }
 
+/* "no_placement = none | prog[,prog...]": numbers, or nfs for 100003. */
+static const char *
+set_progs(struct shim_config *cfg, const struct shim_config_key *key,
+	  const char *value)
+{
+	uint32_t progs[SHIM_CONFIG_PROGS_MAX];
+	uint32_t n = 0;
+	const char *p = value;
+	char *end;
+
+	if (!strcasecmp(value, "none")) {
+		store(cfg, key, 0);
+		return NULL;
+	}
+	for (;;) {
+		unsigned long long v;
+
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (!strncasecmp(p, "nfs", 3) && !isalnum((unsigned char)p[3])) {
+			v = 100003;
+			end = (char *)p + 3;
+		} else {
+			if (!isdigit((unsigned char)*p))
+				return key->range;
+			errno = 0;
+			v = strtoull(p, &end, 0);
+			if (errno || v == 0 || v > UINT32_MAX)
+				return key->range;
+		}
+		if (n == SHIM_CONFIG_PROGS_MAX)
+			return key->range;
+		progs[n++] = (uint32_t)v;
+		p = end;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (!*p)
+			break;
+		if (*p++ != ',')
+			return key->range;
+	}
+	memcpy(cfg->no_placement, progs, n * sizeof(progs[0]));
+	store(cfg, key, n);
+	return NULL;
+}
+
 const char *
 config_key_set(struct shim_config *cfg, const struct shim_config_key *key,
 	       const char *value, char *why, size_t whylen)
@@ -401,6 +462,8 @@ config_key_set(struct shim_config *cfg, const struct shim_config_key *key,
 		return set_number(cfg, key, value, why, whylen);
 	case SHIM_KEY_LOG:
 		return set_log(cfg, key, value);
+	case SHIM_KEY_PROGS:
+		return set_progs(cfg, key, value);
 	case SHIM_KEY_RULE:
 	case SHIM_KEY_PORT_MAP:
 		break;

@@ -426,6 +426,12 @@ shim_config_rdma_port(const struct shim_config *cfg, uint16_t tcp_port)
 	for (size_t i = 0; i < cfg->nport_maps; i++)
 		if (cfg->port_maps[i].tcp_port == tcp_port)
 			return cfg->port_maps[i].rdma_port;
+	/*
+	 * RFC 8166 s6: NFS over RDMA has its own port, where the kernel's
+	 * client (mount -o proto=rdma without port=) and server go.
+	 */
+	if (tcp_port == SHIM_NFS_TCP_PORT)
+		return SHIM_NFS_RDMA_PORT;
 	return tcp_port;
 }
 

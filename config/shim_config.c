@@ -90,7 +90,7 @@ shim_log_open(const struct shim_config *cfg, const char *progname)
 			     progname);
 	if (err)
 		shim_log(SHIM_LOG_WARN, "log = %s: cannot open: %s; logging to "
-			 "stderr", cfg->log_path, strerror(err));
+			 "stderr", cfg->log_path, shim_log_strerror(err));
 }
 
 void

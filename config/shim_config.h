@@ -80,6 +80,13 @@ struct shim_rule {
 	char *origin;		/* "<file>:<line>", "environment", "built-in", "default" */
 };
 
+/* NFS's TCP port and its RDMA port (RFC 8166 s6, IANA). */
+#define SHIM_NFS_TCP_PORT 2049
+#define SHIM_NFS_RDMA_PORT 20049
+
+/* Programs a "no_placement" list holds at most. */
+#define SHIM_CONFIG_PROGS_MAX 16
+
 /* "port_map = TCP:RDMA". */
 struct shim_port_map {
 	uint16_t tcp_port;
@@ -107,7 +114,11 @@ struct shim_config {
 	uint64_t max_reply;		/* bytes */
 	uint64_t max_call;		/* bytes */
 	uint64_t write_chunk;		/* bytes of Write chunk offered, 0: none */
+	uint64_t max_pinned;		/* registered bytes, 0: from RLIMIT_MEMLOCK */
 	bool remote_invalidate;
+	/* Programs whose results are never placed in Write chunks. */
+	uint32_t n_no_placement;
+	uint32_t no_placement[SHIM_CONFIG_PROGS_MAX];
 	enum shim_log_level log_level;
 	enum shim_log_dest log_dest;
 	char log_path[SHIM_CONFIG_PATH_MAX];	/* for SHIM_LOG_TO_FILE */
@@ -139,6 +150,7 @@ enum shim_key_type {
 	SHIM_KEY_LOG,		/* stderr, syslog or an absolute file path */
 	SHIM_KEY_RULE,		/* one rule; repeatable */
 	SHIM_KEY_PORT_MAP,	/* TCP:RDMA; repeatable */
+	SHIM_KEY_PROGS,		/* none, or a list of RPC program numbers */
 };
 
 struct shim_config_unit;	/* a suffix and its multiplier (config/keys.c) */
@@ -234,7 +246,10 @@ enum shim_action shim_config_server_action(const struct shim_config *cfg,
 					   const struct sockaddr *local,
 					   const struct shim_rule **why);
 
-/* The RDMA port for a TCP port: the first port_map for it, else the same. */
+/*
+ * The RDMA port for a TCP port: the first port_map for it, else 20049 for
+ * NFS's 2049 (RFC 8166 s6, IANA's NFS/RDMA port), else the same.
+ */
 uint16_t shim_config_rdma_port(const struct shim_config *cfg,
 			       uint16_t tcp_port);
 

@@ -21,6 +21,19 @@ struct negcache_entry {
 static pthread_mutex_t negcache_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct negcache_entry *negcache;
 
+/* fork(): held across it, so the child finds the table whole (shim/fork.c). */
+void
+negcache_fork_lock(void)
+{
+	pthread_mutex_lock(&negcache_lock);
+}
+
+void
+negcache_fork_unlock(void)
+{
+	pthread_mutex_unlock(&negcache_lock);
+}
+
 static time_t
 now_s(void)
 {
@@ -30,7 +43,11 @@ now_s(void)
 	return ts.tv_sec;
 }
 
-/* Only failures that say something about the peer (or the host) count. */
+/*
+ * Failures that say something about the peer (or the host) count, and
+ * memory: a process whose budget could not hold one more client's call
+ * should not try again for every client it makes.
+ */
 static bool
 cacheable(enum rdma_fail why)
 {
@@ -40,10 +57,39 @@ cacheable(enum rdma_fail why)
 	case RDMA_FAIL_REFUSED:
 	case RDMA_FAIL_UNREACHABLE:
 	case RDMA_FAIL_TIMEOUT:
+	case RDMA_FAIL_MEMLOCK:
 		return true;
 	default:
 		return false;
 	}
+}
+
+static void
+drop_locked(struct negcache_entry *e)
+{
+	HASH_DEL(negcache, e);
+	free(e);
+}
+
+/*
+ * Make room for one more entry: drop every expired one (a peer never
+ * looked up again would otherwise stay for good), and when the table is
+ * still full, the one that would expire first.  Entries are added only
+ * when an attempt failed, so the walk is not on the way of any call.
+ */
+static void
+make_room_locked(time_t now)
+{
+	struct negcache_entry *e, *tmp, *first = NULL;
+
+	HASH_ITER(hh, negcache, e, tmp) {
+		if (e->expires <= now)
+			drop_locked(e);
+		else if (!first || e->expires < first->expires)
+			first = e;
+	}
+	if (first && HASH_COUNT(negcache) >= NEGCACHE_MAX)
+		drop_locked(first);
 }
 
 void
@@ -70,6 +116,7 @@ negcache_add_at(const struct sockaddr *peer, enum rdma_fail why,
 	pthread_mutex_lock(&negcache_lock);
 	HASH_FIND(hh, negcache, &key, sizeof(key), e);
 	if (!e) {
+		make_room_locked(now);
 		e = calloc(1, sizeof(*e));
 		if (!e)
 			goto out;
@@ -92,8 +139,7 @@ lookup_locked(const struct peer_key *key, time_t now, enum rdma_fail *why)
 	if (!e)
 		return false;
 	if (e->expires <= now) {
-		HASH_DEL(negcache, e);
-		free(e);
+		drop_locked(e);
 		return false;
 	}
 	*why = e->why;
@@ -119,4 +165,15 @@ negcache_lookup_at(const struct sockaddr *peer, enum rdma_fail *why,
 	      (peer_key_from(&key, peer) && lookup_locked(&key, now, why));
 	pthread_mutex_unlock(&negcache_lock);
 	return hit;
+}
+
+size_t
+negcache_size(void)
+{
+	size_t n;
+
+	pthread_mutex_lock(&negcache_lock);
+	n = HASH_COUNT(negcache);
+	pthread_mutex_unlock(&negcache_lock);
+	return n;
 }

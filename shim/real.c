@@ -14,6 +14,7 @@
 #include "common/log.h"
 #include "common/stats.h"
 #include "shim.h"
+#include "transport/ulb.h"
 
 struct shim_real shim_real;
 __thread int shim_busy;
@@ -85,6 +86,7 @@ init_once_fn(void)
 	shim_config_load(&config, program_invocation_short_name);
 	shim_log_open(&config, program_invocation_short_name);
 	shim_log_config_messages(&config);
+	ulb_set_no_placement(config.no_placement, config.n_no_placement);
 	shim_stats_describe(program_invocation_short_name, config.source,
 			    config.mode, config.bad);
 	if (config.bad && config.mode != SHIM_MODE_REQUIRE_RDMA)
@@ -98,6 +100,7 @@ init_once_fn(void)
 	if (config.enable && !config.bad && config.mode != SHIM_MODE_TCP_ONLY &&
 	    ibv_fork_init())
 		shim_log(SHIM_LOG_DEBUG, "ibv_fork_init failed");
+	shim_fork_init();
 	errno = saved_errno;
 }
 

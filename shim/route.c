@@ -224,6 +224,7 @@ shim_clnt_vc_create(int fd, const struct netbuf *raddr, rpcprog_t prog,
 		params.connect_timeout_ms = (int)cfg->connect_timeout_ms;
 		params.max_reply = cfg->max_reply;
 		params.write_chunk = cfg->write_chunk;
+		params.max_pinned = cfg->max_pinned;
 		params.remote_inv = cfg->remote_invalidate;
 
 		shim_busy++;
@@ -397,6 +398,7 @@ shim_svc_vc_create(int fd, u_int sendsz, u_int recvsz)
 		params.inline_recv = cfg->inline_recv;
 		params.credits = cfg->credits;
 		params.max_call = cfg->max_call;
+		params.max_pinned = cfg->max_pinned;
 		params.remote_inv = cfg->remote_invalidate;
 
 		shim_busy++;

@@ -49,6 +49,9 @@ const struct shim_real_fd *shim_real_fd(void);
  */
 void shim_init(void);
 
+/* fork() handlers (fork.c), registered once by shim_init(). */
+void shim_fork_init(void);
+
 /* The configuration loaded by shim_init(); read-only afterwards. */
 const struct shim_config *shim_cfg(void);
 

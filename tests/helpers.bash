@@ -164,7 +164,40 @@ _forget_pid() {
 	SERVER_PIDS=("${keep[@]}")
 }
 
-# _launch_prefix ARRAY [--shim] [--rdma] [--preload LIB] [--env NAME=VALUE] [--ns NETNS] ...
+# Where RDMA is tested (rdma_required: the soft-RoCE VM), programs run as
+# an ordinary user would run them: as user nobody when the tests run as
+# root, with the locked-memory limit of a stock Debian system (ulimit -l
+# 8192), so that what the shim registers is bounded as it is for users.
+# --root keeps root (and its limit) where root is the point (rpcbind, the
+# kernel's peers); --memlock KiB sets another limit.  RPCTEST_USER=root
+# keeps root everywhere.  The host suite has no RDMA memory to bound: its
+# programs run as the caller.
+: "${RPCTEST_USER:=nobody}"
+: "${RPCTEST_MEMLOCK_KB:=8192}"
+
+# The uid the helpers run programs as (without --root).
+launch_uid() {
+	if ((EUID == 0)) && rdma_required && [[ $RPCTEST_USER != root ]]; then
+		id -u "$RPCTEST_USER"
+	else
+		id -u
+	fi
+}
+
+# Programs running as RPCTEST_USER write their ready files into the test's
+# directory: let them reach it.
+_share_test_dir() {
+	local d=$BATS_TEST_TMPDIR
+	[[ ${_SHARED_DIR:-} == "$d" ]] && return 0
+	chmod 1777 "$d"
+	while d=${d%/*}; [[ -n $d && $d != /tmp ]]; do
+		chmod o+x "$d" 2>/dev/null || true
+	done
+	_SHARED_DIR=$BATS_TEST_TMPDIR
+}
+
+# _launch_prefix ARRAY [--shim] [--rdma] [--preload LIB] [--env NAME=VALUE] [--ns NETNS]
+#                [--root] [--memlock KiB] ...
 # Fills the named array with the command prefix; leaves the remaining
 # arguments' count to skip in _PREFIX_SHIFT.  --rdma is --shim with
 # RPCRDMA_SHIM_MODE=require-rdma: the program fails rather than fall back
@@ -172,7 +205,7 @@ _forget_pid() {
 _launch_prefix() {
 	local -n _cmd=$1
 	shift
-	local preload= ns= n=0
+	local preload= ns= n=0 root=0 memlock=$RPCTEST_MEMLOCK_KB
 	local -a envs=()
 	while (($#)); do
 		case $1 in
@@ -186,18 +219,30 @@ _launch_prefix() {
 		--preload) preload+="${preload:+:}$2"; shift 2; n=$((n + 2)) ;;
 		--env) envs+=("$2"); shift 2; n=$((n + 2)) ;;
 		--ns) ns=$2; shift 2; n=$((n + 2)) ;;
+		--root) root=1; shift; n=$((n + 1)) ;;
+		--memlock) memlock=$2; shift 2; n=$((n + 2)) ;;
 		--) n=$((n + 1)); break ;;
 		*) break ;;
 		esac
 	done
 	_cmd=()
 	[[ -z $ns ]] || _cmd+=(ip netns exec "$ns")
+	rdma_required && [[ $RPCTEST_USER != root ]] || root=1
+	if ((EUID == 0 && !root)); then
+		_share_test_dir
+		_cmd+=(prlimit "--memlock=$((memlock * 1024))"
+			setpriv "--reuid=$RPCTEST_USER" "--regid=$(id -gn "$RPCTEST_USER")"
+			--clear-groups)
+	elif ((!root)); then
+		_cmd+=(prlimit "--memlock=$((memlock * 1024)):")
+	fi
 	[[ -z $preload ]] || envs=("LD_PRELOAD=$preload" "${envs[@]}")
 	((${#envs[@]} == 0)) || _cmd+=(env "${envs[@]}")
 	_PREFIX_SHIFT=$n
 }
 
-# start_bg NAME [--shim] [--rdma] [--preload LIB] [--env NAME=VALUE] [--ns NETNS] [--] COMMAND [ARGS...]
+# start_bg NAME [--shim] [--rdma] [--preload LIB] [--env NAME=VALUE] [--ns NETNS]
+#          [--root] [--memlock KiB] [--] COMMAND [ARGS...]
 # The one way to run a program in the background: stdin closed, stdout
 # and stderr (after a first line showing the command) into
 # $BATS_TEST_TMPDIR/NAME<n>.log, recorded so that teardown stops it and
@@ -239,7 +284,7 @@ start_server() {
 	_launch_prefix pre "$@"
 	shift "$_PREFIX_SHIFT"
 	local ready=$BATS_TEST_TMPDIR/server${#SERVER_LOGS[@]}.ready
-	start_bg server -- "${pre[@]}" "$RPCTEST_SERVER" -r "$ready" "$@"
+	start_bg server --root -- "${pre[@]}" "$RPCTEST_SERVER" -r "$ready" "$@"
 	SERVER_PID=$BG_PID
 	SERVER_LOG=$BG_LOG
 	await_ready "$SERVER_PID" "$ready" server || return 1
@@ -254,7 +299,7 @@ start_client_bg() {
 	local -a pre
 	_launch_prefix pre "$@"
 	shift "$_PREFIX_SHIFT"
-	start_bg client -- "${pre[@]}" "$RPCTEST_CLIENT" "$@"
+	start_bg client --root -- "${pre[@]}" "$RPCTEST_CLIENT" "$@"
 	CLIENT_PID=$BG_PID
 	CLIENT_LOG=$BG_LOG
 }
@@ -404,7 +449,7 @@ ensure_rpcbind() {
 	_rpcbind_answers && return 0
 	command -v rpcbind >/dev/null || skip_for_host "rpcbind is not running and not installed"
 	((EUID == 0)) || skip_for_host "rpcbind is not running and starting it needs root"
-	start_bg rpcbind rpcbind -f
+	start_bg rpcbind --root rpcbind -f
 	RPCBIND_PID=$BG_PID
 	wait_until 15 "rpcbind to answer rpcinfo -p" _rpcbind_answers
 }

@@ -11,10 +11,11 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
+#include "budget.h"
 #include "clnt_rdma.h"
 #include "clnt_rdma_int.h"
 #include "common/log.h"
@@ -52,6 +53,33 @@ ct_wait_failed(struct ct_rdma *ct)
 	return ct_fail(ct, dead ? RPC_CANTRECV : RPC_TIMEDOUT, dead);
 }
 
+/* Registered octets one call needs: Reply chunk, call, Write chunk. */
+static uint64_t
+ct_call_need(const struct ct_rdma *ct)
+{
+	uint64_t n = rdma_pool_class(ct->ct_max_reply) + RDMA_POOL_MIN;
+
+	if (ct->ct_write_chunk)
+		n += rdma_pool_class(ct->ct_write_chunk);
+	return n;
+}
+
+/* Say why memory for what was refused: the budget, or the kernel. */
+static void
+ct_log_memory(const char *what, uint64_t need)
+{
+	char needs[64] = "";
+
+	if (need)
+		snprintf(needs, sizeof(needs), " (%llu KiB)",
+			 (unsigned long long)(need >> 10));
+	shim_log(SHIM_LOG_WARN,
+		 "client: no registered memory for %s%s: %llu of %llu KiB of max_pinned in use, %llu KiB idle in the pool; raise max_pinned (and ulimit -l) or lower max_reply",
+		 what, needs, (unsigned long long)(budget_used() >> 10),
+		 (unsigned long long)(budget_total() >> 10),
+		 (unsigned long long)(rdma_pool_idle_bytes() >> 10));
+}
+
 /* The call is sent: wait for its reply and fence its memory. */
 static enum clnt_stat
 ct_await_reply(struct ct_rdma *ct, unsigned int s, uint32_t xid,
@@ -62,15 +90,18 @@ ct_await_reply(struct ct_rdma *ct, unsigned int s, uint32_t xid,
 
 	if (ct_wait_reply(ct, xid, deadline)) {
 		st = ct_wait_failed(ct);
-		if (st == RPC_TIMEDOUT)
+		if (st == RPC_TIMEDOUT) {
 			ct_orphan(ct, s);
-		else
-			slot->state = SLOT_FREE;	/* the QP is gone */
+		} else {
+			/* The QP is gone, and its windows with it. */
+			ct_call_abandoned(ct, s);
+			ct_slot_recv_put(ct, slot);
+			slot->state = SLOT_FREE;
+		}
 		return st;
 	}
-	ct_reply_arrived(ct, ct->ct_rep.hdr.credits);
+	ct_reply_arrived(ct, s, ct->ct_rep.hdr.credits);
 	/* s5.4.1: nothing of this call stays reachable once it returns. */
-	ct_slot_remote_inv(slot, ct->ct_rep.inv_rkey);
 	if (!ct_fence_now(ct, s)) {
 		(void)ep_post_recv(ct->ct_ep, ct->ct_rep.ridx);
 		return ct_fail(ct, RPC_CANTRECV, EIO);
@@ -109,22 +140,38 @@ ct_call_once(CLIENT *cl, struct ct_rdma *ct, rpcproc_t proc,
 	if (s < 0)
 		return ct_fail(ct, ep_dead(ep) ? RPC_CANTSEND : RPC_TIMEDOUT,
 			       ep_dead(ep));
-	if (ct_slot_buffers(ct, &ct->ct_slots[s])) {
-		shim_log(SHIM_LOG_WARN,
-			 "client: cannot register %llu octets for replies (memlock limit?)",
-			 (unsigned long long)ct->ct_max_reply);
-		return ct_fail(ct, RPC_CANTSEND, ENOMEM);
-	}
-
 	/* Same XID sequence as clnt_vc: decrement the stored word. */
 	x_id = ntohl(--(*msg_x_id));
+	/*
+	 * As clnt_vc: a call with a zero timeout (batched, or "message
+	 * passing") is never waited for, so it offers no chunk a reply could
+	 * be written into (RFC 8166 s5.3.3 asks for one only where a reply
+	 * is expected); a reply that comes anyway is dropped by XID.
+	 */
+	ct->ct_slots[s].wait_reply = timeout.tv_sec != 0 || timeout.tv_usec != 0;
 
-	ret = ct_encode_call(cl, ct, &ct->ct_slots[s], proc, xdr_args,
-			     args_ptr, &len);
+	/*
+	 * The call first, then the chunks for the reply: a call that grows
+	 * holds two buffers for a moment, better not on top of those.
+	 */
+	ret = ct_slot_callbuf(ct, &ct->ct_slots[s]);
+	if (!ret)
+		ret = ct_encode_call(cl, ct, &ct->ct_slots[s], proc, xdr_args,
+				     args_ptr, &len);
+	if (ret == -ENOMEM) {
+		ct_log_memory("a call's arguments", 0);
+		return ct_fail(ct, RPC_CANTSEND, ENOMEM);
+	}
 	if (ret)
 		return ct_fail(ct, RPC_CANTENCODEARGS,
 			       ret == -EMSGSIZE ? EMSGSIZE : 0);
+	if (ct_slot_buffers(ct, &ct->ct_slots[s])) {
+		ct_log_memory("a call's Reply chunk", ct_call_need(ct));
+		return ct_fail(ct, RPC_CANTSEND, ENOMEM);
+	}
 	ret = ct_send_call(ct, (unsigned int)s, x_id, len, deadline);
+	if (ret == -ENOMEM)
+		ct_log_memory("a call's receive and header", 0);
 	if (ret) {
 		/* Nothing reached the server: nothing stays exposed. */
 		ct_fence_now(ct, (unsigned int)s);
@@ -137,8 +184,10 @@ ct_call_once(CLIENT *cl, struct ct_rdma *ct, rpcproc_t proc,
 	 * without waiting; any call with a zero timeout is "message passing"
 	 * and times out at once.  Their replies, if any, come as late ones.
 	 */
-	if (timeout.tv_sec == 0 && timeout.tv_usec == 0) {
+	if (!ct->ct_slots[s].wait_reply) {
 		ct_orphan(ct, (unsigned int)s);
+		/* Replies that came anyway give their receives back now. */
+		(void)ct_reap(ct);
 		return ct_fail(ct, xdr_results == NULL ? RPC_SUCCESS : RPC_TIMEDOUT,
 			       0);
 	}
@@ -155,6 +204,20 @@ ct_call_once(CLIENT *cl, struct ct_rdma *ct, rpcproc_t proc,
 	return st;
 }
 
+/*
+ * fork(): in a child, a CLIENT made by the parent is the parent's
+ * connection.  Its calls fail at once, without its lock (a thread of the
+ * parent may have held it at the fork) and without touching the
+ * endpoint: the child makes a CLIENT of its own.
+ */
+static enum clnt_stat
+ct_parents_call(struct ct_rdma *ct)
+{
+	shim_log(SHIM_LOG_WARN,
+		 "client: a CLIENT made before fork() cannot be used in the child: make a new one");
+	return ct_fail(ct, RPC_CANTSEND, ENOTCONN);
+}
+
 static enum clnt_stat
 clnt_rdma_call(CLIENT *cl, rpcproc_t proc, xdrproc_t xdr_args, void *args_ptr,
 	       xdrproc_t xdr_results, void *results_ptr, struct timeval timeout)
@@ -164,6 +227,8 @@ clnt_rdma_call(CLIENT *cl, rpcproc_t proc, xdrproc_t xdr_args, void *args_ptr,
 	enum clnt_stat st;
 	bool refresh;
 
+	if (ep_forked(ct->ct_ep))
+		return ct_parents_call(ct);
 	pthread_mutex_lock(&ct->ct_lock);
 	if (!ct->ct_waitset && !time_not_ok(&timeout))
 		ct->ct_wait = timeout;
@@ -171,6 +236,7 @@ clnt_rdma_call(CLIENT *cl, rpcproc_t proc, xdrproc_t xdr_args, void *args_ptr,
 		st = ct_call_once(cl, ct, proc, xdr_args, args_ptr, xdr_results,
 				  results_ptr, timeout, &refreshes, &refresh);
 	} while (refresh);
+	ct_slots_idle(ct);
 
 	SHIM_STATS_ADD(ct->ct_stats, calls, 1);
 	if (st == RPC_TIMEDOUT)
@@ -221,9 +287,12 @@ static bool_t
 clnt_rdma_control(CLIENT *cl, u_int request, void *info)
 {
 	struct ct_rdma *ct = ct_of(cl);
+	/* A parent's CLIENT (after fork) answers from memory, unlocked. */
+	bool locked = !ep_forked(ct->ct_ep);
 	bool_t ret = TRUE;
 
-	pthread_mutex_lock(&ct->ct_lock);
+	if (locked)
+		pthread_mutex_lock(&ct->ct_lock);
 	switch (request) {
 	case CLSET_FD_CLOSE:
 		ct->ct_closeit = true;
@@ -292,13 +361,21 @@ clnt_rdma_control(CLIENT *cl, u_int request, void *info)
 		break;
 	}
 out:
-	pthread_mutex_unlock(&ct->ct_lock);
+	if (locked)
+		pthread_mutex_unlock(&ct->ct_lock);
 	return ret;
 }
 
 static void
 ct_free(struct ct_rdma *ct)
 {
+	if (ct->ct_ep && ep_forked(ct->ct_ep)) {
+		/* The parent's: its windows, buffers and lock stay untouched. */
+		ep_abandon(ct->ct_ep);
+		free(ct->ct_addr.buf);
+		free(ct);
+		return;
+	}
 	shim_stats_close(ct->ct_stats);
 	if (ct->ct_ep) {
 		ep_disconnect(ct->ct_ep);
@@ -315,6 +392,16 @@ clnt_rdma_destroy(CLIENT *cl)
 {
 	struct ct_rdma *ct = ct_of(cl);
 
+	/*
+	 * As clnt_vc_destroy: a call in progress on another thread ends
+	 * first.  Nothing may take the lock after this (libtirpc's contract).
+	 * A parent's CLIENT in a fork() child is not waited for: the lock
+	 * may be held by a thread that exists only in the parent.
+	 */
+	if (!ct->ct_ep || !ep_forked(ct->ct_ep)) {
+		pthread_mutex_lock(&ct->ct_lock);
+		pthread_mutex_unlock(&ct->ct_lock);
+	}
 	if (ct->ct_closeit && ct->ct_fd != -1)
 		close(ct->ct_fd);
 	ct_free(ct);
@@ -409,30 +496,6 @@ bound_source(int fd, const struct sockaddr *dst, struct sockaddr_storage *local)
 	return NULL;
 }
 
-/*
- * The first call's memory now: a process whose locked-memory limit
- * cannot hold max_reply falls back to TCP here rather than fail every
- * call.
- */
-static int
-ct_first_buffers(struct ct_rdma *ct)
-{
-	struct rlimit rl;
-
-	if (ct_slot_buffers(ct, &ct->ct_slots[0]) == 0)
-		return 0;
-	if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
-		shim_log(SHIM_LOG_WARN,
-			 "client: cannot register %llu octets for replies: the locked-memory limit is %llu KiB (ulimit -l); lower max_reply or raise the limit",
-			 (unsigned long long)ct->ct_max_reply,
-			 (unsigned long long)rl.rlim_cur / 1024);
-	else
-		shim_log(SHIM_LOG_WARN,
-			 "client: cannot register %llu octets for replies",
-			 (unsigned long long)ct->ct_max_reply);
-	return -ENOMEM;
-}
-
 /* Serialize the constant part of the call header once. */
 static int
 ct_call_header(struct ct_rdma *ct, rpcprog_t prog, rpcvers_t vers)
@@ -487,12 +550,6 @@ clnt_rdma_create(int fd, const struct netbuf *raddr, const struct sockaddr *dst,
 	memcpy(ct->ct_addr.buf, raddr->buf, raddr->len);
 	ct->ct_addr.len = ct->ct_addr.maxlen = raddr->len;
 
-	ret = ep_connect(dst, bound_source(fd, dst, &local),
-			 p->connect_timeout_ms, &attr, &ct->ct_ep, why);
-	if (ret) {
-		*err = -ret;
-		goto out_free;
-	}
 	/*
 	 * The Reply chunk covers the largest reply accepted: max_reply, or
 	 * the recvsz the program asked for when that is larger.
@@ -503,6 +560,29 @@ clnt_rdma_create(int fd, const struct netbuf *raddr, const struct sockaddr *dst,
 			     p->write_chunk;
 	if (ct->ct_max_reply > UINT32_MAX)
 		ct->ct_max_reply = UINT32_MAX;
+
+	/*
+	 * Before connecting: the memory of one call (and of a block of
+	 * shared receives and send buffers) must fit what the budget can
+	 * give.  Nothing is registered until the first call.
+	 */
+	budget_setup(p->max_pinned);
+	if (rdma_mem_available() < ct_call_need(ct) + CT_SHARED_NEED) {
+		ct_log_memory("the calls of a new client",
+			      ct_call_need(ct) + CT_SHARED_NEED);
+		*why = RDMA_FAIL_MEMLOCK;
+		*err = ENOMEM;
+		goto out_free;
+	}
+
+	ret = ep_connect(dst, bound_source(fd, dst, &local),
+			 p->connect_timeout_ms, &attr, &ct->ct_ep, why);
+	if (ret) {
+		*err = -ret;
+		if (*why == RDMA_FAIL_MEMLOCK)
+			ct_log_memory("its receives", 0);
+		goto out_free;
+	}
 
 	/* One window per chunk and slot, where the device has them. */
 	if (ep_dev(ct->ct_ep)->mw_type2 && ct_windows_alloc(ct)) {
@@ -516,11 +596,6 @@ clnt_rdma_create(int fd, const struct netbuf *raddr, const struct sockaddr *dst,
 			goto out_nomem;
 		shim_log(SHIM_LOG_DEBUG,
 			 "client: no memory windows, registering per call");
-	}
-	if (ct_first_buffers(ct)) {
-		*why = RDMA_FAIL_MEMLOCK;
-		*err = ENOMEM;
-		goto out_free;
 	}
 	ct->ct_granted = 1;	/* s4.3.3: one credit until a reply says more */
 	ct->ct_credits_req = p->credits;

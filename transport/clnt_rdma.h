@@ -20,6 +20,7 @@ struct clnt_rdma_params {
 	int connect_timeout_ms;
 	uint64_t max_reply;		/* Reply chunk offered, octets */
 	uint64_t write_chunk;		/* Write chunk offered, 0: none */
+	uint64_t max_pinned;		/* the process's budget, 0: default */
 	bool remote_inv;
 };
 

@@ -8,7 +8,6 @@
  * completion is taken.
  */
 #include <errno.h>
-#include <poll.h>
 
 #include "clnt_rdma_int.h"
 #include "common/log.h"
@@ -21,22 +20,43 @@ ct_credit_window(const struct ct_rdma *ct)
 {
 	unsigned int w = ct->ct_granted;
 
-	if (w > ep_nrecv(ct->ct_ep))
-		w = ep_nrecv(ct->ct_ep);
+	if (w > ct->ct_credits_req)
+		w = ct->ct_credits_req;
 	return w ? w : 1;
 }
 
-/* A reply-sized buffer came back to us: account for it (s4.3.1). */
 void
-ct_reply_arrived(struct ct_rdma *ct, uint32_t credits)
+ct_granted_set(struct ct_rdma *ct, uint32_t credits)
 {
-	if (ct->ct_outstanding)
-		ct->ct_outstanding--;
 	/* s4.3.1: a granted value of zero is invalid; never deadlock on it. */
 	ct->ct_granted = credits ? credits : 1;
 	if (ct->ct_stats && ct->ct_stats->credits != ct->ct_granted)
 		__atomic_store_n(&ct->ct_stats->credits, ct->ct_granted,
 				 __ATOMIC_RELAXED);
+}
+
+/*
+ * s4.3.1: the limit is the credits granted minus the requests in flight.
+ * A call the caller gave up on is not in flight for us any more: counting
+ * it until a reply that may never come (a server that drops it, a batched
+ * call) would wedge the CLIENT once its credits are all lost so.  Its
+ * receive stays reserved while its memory is exposed (ct_orphan).
+ */
+void
+ct_call_abandoned(struct ct_rdma *ct, unsigned int s)
+{
+	(void)s;
+	if (ct->ct_outstanding)
+		ct->ct_outstanding--;
+}
+
+/* The reply came: its receive reservation goes back to the shared queue. */
+void
+ct_reply_arrived(struct ct_rdma *ct, unsigned int s, uint32_t credits)
+{
+	ct_call_abandoned(ct, s);
+	ct_slot_recv_put(ct, &ct->ct_slots[s]);
+	ct_granted_set(ct, credits);
 }
 
 /* What a wait stops on. */
@@ -81,15 +101,13 @@ ct_any_slot_free(const struct ct_rdma *ct, const struct ct_cond *cond)
 
 /* The reply to the call waited for: its header is copied out. */
 static void
-ct_take_reply(struct ct_rdma *ct, const struct ibv_wc *wc, bool well_formed,
-	      uint32_t inv_rkey)
+ct_take_reply(struct ct_rdma *ct, const struct ibv_wc *wc, bool well_formed)
 {
 	struct ct_reply *rep = &ct->ct_rep;
 
 	rep->hdr = ct->ct_hdr;
 	rep->ridx = EP_WRID_IDX(wc->wr_id);
 	rep->rlen = wc->byte_len;
-	rep->inv_rkey = inv_rkey;
 	/* A malformed reply still completes its call, with an error. */
 	if (!well_formed)
 		rep->hdr.proc = UINT32_MAX;
@@ -124,9 +142,14 @@ ct_completion(struct ct_rdma *ct, const struct ibv_wc *wc,
 
 	i = EP_WRID_IDX(wc->wr_id);
 	inv = ct_wc_invalidated(wc);
-	/* A Send With Invalidate (RFC 8797 s4.1), late replies included. */
-	if (inv)
+	/*
+	 * A Send With Invalidate (RFC 8797 s4.1), late replies included: the
+	 * key may be any slot's, not only that of the call it answers.
+	 */
+	if (inv) {
 		SHIM_STATS_ADD(ct->ct_stats, send_inv, 1);
+		ct_remote_inv(ct, inv);
+	}
 	ret = rpcrdma_hdr_decode(ep_recv_buf(ep, i), wc->byte_len, h);
 	if (ret == -EMSGSIZE) {
 		/* Not even an XID: nothing to match it with (s5.5). */
@@ -135,43 +158,36 @@ ct_completion(struct ct_rdma *ct, const struct ibv_wc *wc,
 		return ep_post_recv(ep, i);
 	}
 	if (cond->want_reply && h->xid == cond->xid) {
-		ct_take_reply(ct, wc, ret == 0, inv);
+		ct_take_reply(ct, wc, ret == 0);
 		cond->replied = true;
 		return 1;
 	}
-	/* A reply to a call that timed out earlier: it returns its credit. */
+	/*
+	 * Anything else is dropped by XID, as over TCP: a late reply to a
+	 * call given up on fences what that call still exposes.  Its grant
+	 * is the server's word as much as any reply's.
+	 */
 	shim_log(SHIM_LOG_DEBUG, "client: late reply xid 0x%08x dropped",
 		 h->xid);
-	ct_reply_arrived(ct, ret == 0 ? h->credits : ct->ct_granted);
-	ct_orphan_replied(ct, h->xid, inv);
+	if (ret == 0)
+		ct_granted_set(ct, h->credits);
+	ct_orphan_replied(ct, h->xid);
 	return ep_post_recv(ep, i);
 }
 
 /*
- * Sleep until the completion or the RDMA-CM channel is readable, or the
- * deadline.  Returns 0, -ETIMEDOUT, or -errno when poll failed.
+ * Sleep until a completion or a connection event may be there (the
+ * endpoint's shared channels), or the deadline.  Returns 0, -ETIMEDOUT,
+ * or -errno when the channels failed.
  */
 static int
 ct_sleep(struct ct_rdma *ct, int64_t deadline)
 {
-	struct ep *ep = ct->ct_ep;
-	struct pollfd pfd[2] = {
-		{ .fd = ep_comp_fd(ep), .events = POLLIN },
-		{ .fd = ep_cm_fd(ep), .events = POLLIN },
-	};
-	int64_t left = deadline - ep_now_ms();
-	int ret;
+	int64_t cap = ep_now_ms() + CT_SLEEP_MAX_MS;
+	int ret = ep_wait(ct->ct_ep, deadline < cap ? deadline : cap);
 
-	if (left <= 0)
-		return -ETIMEDOUT;
-	ret = poll(pfd, 2, (int)(left > CT_SLEEP_MAX_MS ? CT_SLEEP_MAX_MS : left));
-	if (ret < 0 && errno != EINTR) {
-		ep_set_dead(ep, errno);
-		return -ep_dead(ep);
-	}
-	if (ret > 0 && pfd[1].revents)
-		ep_cm_drain(ep);
-	return 0;
+	/* Only the caller's deadline ends the wait. */
+	return ret == -ETIMEDOUT && cap < deadline ? 0 : ret;
 }
 
 static int
@@ -237,4 +253,28 @@ ct_wait_slot(struct ct_rdma *ct, int64_t deadline)
 	struct ct_cond cond = { .done = ct_any_slot_free };
 
 	return ct_wait(ct, &cond, deadline);
+}
+
+/* Never done: ct_reap stops when the queue is empty. */
+static bool
+ct_never(const struct ct_rdma *ct, const struct ct_cond *cond)
+{
+	return false;
+}
+
+int
+ct_reap(struct ct_rdma *ct)
+{
+	struct ct_cond cond = { .done = ct_never };
+	struct ibv_wc wc;
+	int n, ret;
+
+	while ((n = ep_poll(ct->ct_ep, &wc, 1)) > 0) {
+		ret = ct_completion(ct, &wc, &cond);
+		if (ret < 0)
+			return ret;
+	}
+	if (n < 0)
+		ep_set_dead(ct->ct_ep, EIO);
+	return n < 0 ? -EIO : 0;
 }

@@ -26,12 +26,21 @@
 #include "common/stats.h"
 #include "ep.h"
 #include "rpcrdma_xdr.h"
+#include "ulb.h"
 
 /* Room for the serialized call header: xid, direction, rpcvers, prog, vers. */
 #define MCALL_MSG_SIZE 24
-/* Header send buffers: transport headers only, never payload. */
+/*
+ * Send contexts (Sends in flight) and the size of their buffers, taken
+ * per call from the device's slab: transport headers only, never payload.
+ */
 #define CT_NSEND 8
 #define CT_SEND_BUF 1024
+/*
+ * Registered memory a client may need besides its calls' own: a block of
+ * shared receives and a chunk of send buffers, when none is spare yet.
+ */
+#define CT_SHARED_NEED ((uint64_t)128 << 10)
 /* Call slots: the active call plus timed-out calls still exposed. */
 #define CT_SLOTS 3
 /* Bound on invalidating a window once the reply is in. */
@@ -56,9 +65,27 @@ struct ct_window {
 	bool inv_pending;	/* local invalidate posted, not completed */
 };
 
+/*
+ * The chunks one call offers, decided by clnt_rdma_marshal.c from the
+ * Upper Layer Binding (ulb.h) once the call is encoded: a Reply chunk
+ * only when the reply may not fit inline (RFC 8166 s5.3.3), a Write
+ * chunk only for a DDP-eligible result (s5.3.2), both cut into segments
+ * no larger than the peer accepts.
+ */
+struct ct_plan {
+	struct ulb_call ulb;
+	uint64_t reply_len;	/* the Reply chunk, 0: none */
+	uint64_t write_len;	/* the Write chunk, 0: none */
+	uint64_t read_len;	/* a long call's Read chunk, 0: none */
+	uint32_t seg_lim;	/* the peer's segment limit it was cut for */
+};
+
 struct ct_slot {
 	enum slot_state state;
+	struct ct_plan plan;	/* what the call in this slot offers */
 	uint32_t xid;
+	bool wait_reply;	/* the call offers chunks for its reply */
+	bool recv_held;		/* a receive is reserved for its reply */
 	uint64_t orphaned;	/* order in which slots became orphans */
 	struct rdma_pbuf *callbuf;	/* the call is encoded here */
 	struct rdma_pbuf *replybuf;	/* the Reply chunk */
@@ -74,7 +101,6 @@ struct ct_slot {
 struct ct_reply {
 	uint32_t ridx;		/* its receive buffer, posted again once read */
 	uint32_t rlen;		/* octets received */
-	uint32_t inv_rkey;	/* the key its Send invalidated, or 0 */
 	struct rpcrdma_hdr hdr;	/* a malformed one has proc UINT32_MAX */
 };
 
@@ -93,7 +119,12 @@ struct ct_rdma {
 	} ct_u;
 	u_int ct_mpos;			/* octets of ct_mcallc in use */
 
-	/* RFC 8166 s4.3: credits granted by the server, calls in flight. */
+	/*
+	 * RFC 8166 s4.3: credits granted by the server, and the calls in
+	 * flight: only the call whose reply is waited for counts; a call
+	 * given up on (timed out, or expecting no reply) gives its credit
+	 * back at once, as TCP loses only that call.
+	 */
 	unsigned int ct_granted;
 	unsigned int ct_outstanding;
 	unsigned int ct_credits_req;
@@ -129,8 +160,15 @@ ct_fail(struct ct_rdma *ct, enum clnt_stat st, int err)
 int ct_windows_alloc(struct ct_rdma *ct);
 /* Windows, registrations and pool buffers of every slot. */
 void ct_slots_release(struct ct_rdma *ct);
-/* The slot's pool buffers (call, Reply chunk, Write chunk); -ENOMEM. */
+/*
+ * The slot's pool buffers for a call: its call buffer to encode into, then
+ * the rest (Reply chunk, Write chunk); -ENOMEM when the budget cannot
+ * cover them.
+ */
+int ct_slot_callbuf(struct ct_rdma *ct, struct ct_slot *slot);
 int ct_slot_buffers(struct ct_rdma *ct, struct ct_slot *slot);
+/* Free slots give their buffers back to the pool (after each call). */
+void ct_slots_idle(struct ct_rdma *ct);
 
 /*
  * Expose slot s's chunks for a call of len octets: with memory windows,
@@ -144,9 +182,15 @@ void ct_exposed(struct ct_rdma *ct, unsigned int s, bool long_call);
 
 /* The key a received Send invalidated, or 0. */
 uint32_t ct_wc_invalidated(const struct ibv_wc *wc);
-/* The server invalidated rkey with its Send (RFC 8797 s4.1). */
-void ct_slot_remote_inv(struct ct_slot *slot, uint32_t rkey);
+/*
+ * The server invalidated rkey with a Send (RFC 8797 s4.1), whichever call
+ * the Send answers: the window of any slot holding it is no longer bound.
+ */
+void ct_remote_inv(struct ct_rdma *ct, uint32_t rkey);
+/* Slot memory the server can reach, or an invalidation still under way. */
 bool ct_slot_exposed(const struct ct_slot *slot);
+/* The slot's reserved receive goes back to the shared queue, once. */
+void ct_slot_recv_put(struct ct_rdma *ct, struct ct_slot *slot);
 /* A local invalidation completed. */
 void ct_inv_done(struct ct_rdma *ct, const struct ibv_wc *wc);
 /*
@@ -156,12 +200,15 @@ void ct_inv_done(struct ct_rdma *ct, const struct ibv_wc *wc);
  */
 bool ct_fence_now(struct ct_rdma *ct, unsigned int s);
 
-/* A free slot for the next call (the oldest orphan fenced if needed). */
+/* A free slot for the next call (the oldest orphan revoked if needed). */
 int ct_get_slot(struct ct_rdma *ct, int64_t deadline);
-/* The call in slot s was sent but its reply will not be waited for. */
+/*
+ * The call in slot s was sent but its reply will not be waited for: its
+ * credit comes back now; what it exposes stays until its reply comes.
+ */
 void ct_orphan(struct ct_rdma *ct, unsigned int s);
 /* A late reply to xid came: fence the orphan that call left. */
-void ct_orphan_replied(struct ct_rdma *ct, uint32_t xid, uint32_t inv_rkey);
+void ct_orphan_replied(struct ct_rdma *ct, uint32_t xid);
 
 /* ------------------------------------------------------------------ */
 /* The call and the reply (clnt_rdma_marshal.c)                        */
@@ -170,15 +217,17 @@ void ct_orphan_replied(struct ct_rdma *ct, uint32_t xid, uint32_t inv_rkey);
 /*
  * Encode the RPC call into the slot's call buffer (grown from the pool as
  * needed): the serialized header, proc, credentials and arguments.
- * Returns 0 with *len, -EMSGSIZE when it cannot grow, -EINVAL otherwise.
+ * Returns 0 with *len, -EMSGSIZE beyond what a call may be, -ENOMEM when
+ * the pool cannot give a larger buffer, -EINVAL otherwise.
  */
 int ct_encode_call(CLIENT *cl, struct ct_rdma *ct, struct ct_slot *slot,
 		   rpcproc_t proc, xdrproc_t xdr_args, void *args_ptr,
 		   size_t *len);
 /*
- * Expose the slot's memory and send its call of len octets as xid.
- * Returns 0, -ETIMEDOUT when no room came free by the deadline, or
- * another negative errno.
+ * Reserve the reply's receive, expose the slot's memory and send its call
+ * of len octets as xid.  Returns 0, -ETIMEDOUT when no room came free by
+ * the deadline, -ENOMEM when no receive or send buffer could be
+ * registered, or another negative errno.
  */
 int ct_send_call(struct ct_rdma *ct, unsigned int s, uint32_t xid,
 		 size_t len, int64_t deadline);
@@ -199,8 +248,12 @@ enum clnt_stat ct_reply_result(CLIENT *cl, struct ct_rdma *ct,
 
 /* Replies the server may send that we have not consumed (s4.3). */
 unsigned int ct_credit_window(const struct ct_rdma *ct);
-/* A reply came back: one call fewer in flight, credits as it says. */
-void ct_reply_arrived(struct ct_rdma *ct, uint32_t credits);
+/* The credits a well-formed reply grants (s4.3.1). */
+void ct_granted_set(struct ct_rdma *ct, uint32_t credits);
+/* The reply to the call in slot s came: its credit and receive come back. */
+void ct_reply_arrived(struct ct_rdma *ct, unsigned int s, uint32_t credits);
+/* The call in slot s is no longer waited for: its credit comes back. */
+void ct_call_abandoned(struct ct_rdma *ct, unsigned int s);
 
 /*
  * Take completions, sleeping on the completion and RDMA-CM channels,
@@ -216,5 +269,7 @@ int ct_wait_room(struct ct_rdma *ct, int64_t deadline);
 int ct_wait_fenced(struct ct_rdma *ct, unsigned int s, int64_t deadline);
 /* Some slot is free. */
 int ct_wait_slot(struct ct_rdma *ct, int64_t deadline);
+/* Take the completions already there, without sleeping. */
+int ct_reap(struct ct_rdma *ct);
 
 #endif

@@ -9,7 +9,14 @@
  * for the call and released before the reply is decoded.  A call that
  * times out keeps its memory (an "orphan" slot) until its late reply
  * arrives, so a slow server can never write into memory reused for
- * another call; when every slot is taken, the oldest orphan is fenced.
+ * another call; when every slot is taken, the oldest orphan's windows are
+ * revoked.  A call that waits for no reply (a zero timeout) offers no
+ * chunk for one.
+ *
+ * A window is invalidated once, never twice (rxe 6.1 panics on the
+ * second): "bound" says whether it still needs it, cleared by a local
+ * invalidation's completion or by any Send With Invalidate naming its
+ * key, whichever call that Send answers.
  */
 #include <errno.h>
 #include <string.h>
@@ -33,8 +40,6 @@ ct_windows_alloc(struct ct_rdma *ct)
 		for (w = 0; w < CT_NWIN; w++) {
 			struct ct_window *win = &ct->ct_slots[s].win[w];
 
-			if (w == CT_WIN_WRITE && !ct->ct_write_chunk)
-				continue;
 			win->mw = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
 			if (!win->mw)
 				goto out_dealloc;
@@ -82,19 +87,57 @@ ct_slots_release(struct ct_rdma *ct)
 	}
 }
 
+/* A free slot's buffers go back to the pool: idle clients hold none. */
+void
+ct_slots_idle(struct ct_rdma *ct)
+{
+	struct rdma_dev *dev = ep_dev(ct->ct_ep);
+	unsigned int s;
+
+	for (s = 0; s < CT_SLOTS; s++) {
+		struct ct_slot *slot = &ct->ct_slots[s];
+
+		if (slot->state != SLOT_FREE)
+			continue;
+		rdma_pool_put(dev, slot->callbuf);
+		rdma_pool_put(dev, slot->replybuf);
+		rdma_pool_put(dev, slot->ddpbuf);
+		slot->callbuf = slot->replybuf = slot->ddpbuf = NULL;
+	}
+}
+
+int
+ct_slot_callbuf(struct ct_rdma *ct, struct ct_slot *slot)
+{
+	if (!slot->callbuf)
+		slot->callbuf = rdma_pool_get(ep_dev(ct->ct_ep), RDMA_POOL_MIN);
+	return slot->callbuf ? 0 : -ENOMEM;
+}
+
 int
 ct_slot_buffers(struct ct_rdma *ct, struct ct_slot *slot)
 {
 	struct rdma_dev *dev = ep_dev(ct->ct_ep);
 
+	const struct ct_plan *p = &slot->plan;
+
 	if (!slot->callbuf)
 		slot->callbuf = rdma_pool_get(dev, RDMA_POOL_MIN);
-	if (!slot->replybuf)
-		slot->replybuf = rdma_pool_get(dev, ct->ct_max_reply);
-	if (ct->ct_write_chunk && !slot->ddpbuf)
-		slot->ddpbuf = rdma_pool_get(dev, ct->ct_write_chunk);
-	if (!slot->callbuf || !slot->replybuf ||
-	    (ct->ct_write_chunk && !slot->ddpbuf))
+	/* The chunks this call's plan offers (clnt_rdma_marshal.c). */
+	if (slot->replybuf && slot->replybuf->buf.len < p->reply_len) {
+		rdma_pool_put(dev, slot->replybuf);
+		slot->replybuf = NULL;
+	}
+	if (slot->ddpbuf && slot->ddpbuf->buf.len < p->write_len) {
+		rdma_pool_put(dev, slot->ddpbuf);
+		slot->ddpbuf = NULL;
+	}
+	if (p->reply_len && !slot->replybuf)
+		slot->replybuf = rdma_pool_get(dev, p->reply_len);
+	if (p->write_len && !slot->ddpbuf)
+		slot->ddpbuf = rdma_pool_get(dev, p->write_len);
+	if (!slot->callbuf || (p->reply_len && !slot->replybuf) ||
+	    (p->write_len && !slot->ddpbuf))
 		return -ENOMEM;
 	return 0;
 }
@@ -134,18 +177,36 @@ win_expose(struct ct_rdma *ct, unsigned int s, unsigned int w,
 	return 0;
 }
 
+/* Whether the call in slot exposes window w: its plan's chunks. */
+static bool
+win_used(const struct ct_slot *slot, unsigned int w, bool long_call)
+{
+	switch (w) {
+	case CT_WIN_READ:
+		return long_call;
+	case CT_WIN_REPLY:
+		return slot->plan.reply_len != 0;
+	default:
+		return slot->plan.write_len != 0;
+	}
+}
+
 int
 ct_expose_call(struct ct_rdma *ct, unsigned int s, bool long_call,
 	       size_t len, struct ibv_send_wr binds[CT_NWIN])
 {
 	struct ct_slot *slot = &ct->ct_slots[s];
+	const struct ct_plan *p = &slot->plan;
 	int n = 0, ret;
 
-	ret = win_expose(ct, s, CT_WIN_REPLY, slot->replybuf, ct->ct_max_reply,
-			 IBV_ACCESS_REMOTE_WRITE, &binds[n]);
-	if (ret < 0)
-		return ret;
-	n += ret;
+	if (p->reply_len) {
+		ret = win_expose(ct, s, CT_WIN_REPLY, slot->replybuf,
+				 p->reply_len, IBV_ACCESS_REMOTE_WRITE,
+				 &binds[n]);
+		if (ret < 0)
+			return ret;
+		n += ret;
+	}
 	if (long_call) {
 		ret = win_expose(ct, s, CT_WIN_READ, slot->callbuf, len,
 				 IBV_ACCESS_REMOTE_READ, &binds[n]);
@@ -153,9 +214,9 @@ ct_expose_call(struct ct_rdma *ct, unsigned int s, bool long_call,
 			return ret;
 		n += ret;
 	}
-	if (ct->ct_write_chunk) {
+	if (p->write_len) {
 		ret = win_expose(ct, s, CT_WIN_WRITE, slot->ddpbuf,
-				 ct->ct_write_chunk, IBV_ACCESS_REMOTE_WRITE,
+				 p->write_len, IBV_ACCESS_REMOTE_WRITE,
 				 &binds[n]);
 		if (ret < 0)
 			return ret;
@@ -176,8 +237,7 @@ ct_exposed(struct ct_rdma *ct, unsigned int s, bool long_call)
 	for (w = 0; w < CT_NWIN; w++) {
 		struct ct_window *win = &ct->ct_slots[s].win[w];
 
-		if (win->mw && (w == CT_WIN_REPLY || (w == CT_WIN_READ && long_call) ||
-				(w == CT_WIN_WRITE && ct->ct_write_chunk))) {
+		if (win->mw && win_used(&ct->ct_slots[s], w, long_call)) {
 			win->mw->rkey = win->rkey;
 			win->bound = true;
 		}
@@ -233,14 +293,23 @@ ct_wc_invalidated(const struct ibv_wc *wc)
 }
 
 void
-ct_slot_remote_inv(struct ct_slot *slot, uint32_t rkey)
+ct_remote_inv(struct ct_rdma *ct, uint32_t rkey)
 {
-	unsigned int w;
+	unsigned int s, w;
 
-	for (w = 0; w < CT_NWIN; w++)
-		if (rkey && slot->win[w].mw && slot->win[w].bound &&
-		    slot->win[w].rkey == rkey)
-			slot->win[w].bound = false;
+	for (s = 0; s < CT_SLOTS; s++) {
+		for (w = 0; w < CT_NWIN; w++) {
+			struct ct_window *win = &ct->ct_slots[s].win[w];
+
+			if (win->mw && win->bound && win->rkey == rkey) {
+				win->bound = false;
+				return;
+			}
+		}
+	}
+	shim_log(SHIM_LOG_WARN,
+		 "client: the server invalidated key 0x%08x, which no call of this connection exposes",
+		 rkey);
 }
 
 bool
@@ -249,9 +318,18 @@ ct_slot_exposed(const struct ct_slot *slot)
 	unsigned int w;
 
 	for (w = 0; w < CT_NWIN; w++)
-		if (slot->win[w].bound)
+		if (slot->win[w].bound || slot->win[w].inv_pending)
 			return true;
 	return false;
+}
+
+void
+ct_slot_recv_put(struct ct_rdma *ct, struct ct_slot *slot)
+{
+	if (slot->recv_held) {
+		slot->recv_held = false;
+		ep_recv_unreserve(ct->ct_ep, 1);
+	}
 }
 
 void
@@ -298,7 +376,48 @@ ct_fence_now(struct ct_rdma *ct, unsigned int s)
 	ep_set_dead(ct->ct_ep, EIO);
 	ep_disconnect(ct->ct_ep);
 	ct->ct_slots[s].state = SLOT_FREE;
+	ct_slot_recv_put(ct, &ct->ct_slots[s]);
 	return false;
+}
+
+/*
+ * Revoke what an orphan exposes without an invalidation: its reply may
+ * be on the wire, and a Send With Invalidate racing a local invalidation
+ * of the same window is the double invalidation rxe 6.1 panics on.
+ * Deallocating a window revokes it whatever its state; a fresh one takes
+ * its place.  Returns 0, or -ENOMEM when no window could be allocated
+ * (the connection must go: per-call registrations cannot stand in when
+ * R was advertised).
+ */
+static int
+slot_revoke(struct ct_rdma *ct, unsigned int s)
+{
+	struct ct_slot *slot = &ct->ct_slots[s];
+	unsigned int w;
+	int ret = 0;
+
+	for (w = 0; w < CT_NWIN; w++) {
+		struct ct_window *win = &slot->win[w];
+
+		if (!win->mw) {
+			if (win_fence(ct, s, w))
+				ret = -EIO;
+			continue;
+		}
+		if (!win->bound)
+			continue;
+		ibv_dealloc_mw(win->mw);
+		win->bound = false;
+		win->mw = ibv_alloc_mw(ep_dev(ct->ct_ep)->pd, IBV_MW_TYPE_2);
+		if (!win->mw) {
+			ret = -ENOMEM;
+			continue;
+		}
+		win->rkey = win->mw->rkey;
+	}
+	slot->state = SLOT_FREE;
+	ct_slot_recv_put(ct, slot);
+	return ret;
 }
 
 /* ------------------------------------------------------------------ */
@@ -349,24 +468,36 @@ ct_get_slot(struct ct_rdma *ct, int64_t deadline)
 	if (oldest == CT_SLOTS)
 		return -EBUSY;
 	/*
-	 * Give up on the oldest timed-out call: its memory is invalidated,
-	 * and a reply the server still writes there fails on its side.
+	 * Give up on the oldest timed-out call: its memory is revoked, and
+	 * a reply the server still writes there fails on its side.
 	 */
-	if (!ct_fence_now(ct, oldest))
+	if (slot_revoke(ct, oldest)) {
+		shim_log(SHIM_LOG_WARN,
+			 "client: cannot revoke a timed-out call's memory, closing the connection");
+		ep_set_dead(ct->ct_ep, EIO);
+		ep_disconnect(ct->ct_ep);
 		return -EIO;
+	}
 	return (int)oldest;
 }
 
 void
 ct_orphan(struct ct_rdma *ct, unsigned int s)
 {
-	ct->ct_slots[s].state = ct_slot_exposed(&ct->ct_slots[s]) ?
-				SLOT_ORPHAN : SLOT_FREE;
-	ct->ct_slots[s].orphaned = ++ct->ct_orphans;
+	struct ct_slot *slot = &ct->ct_slots[s];
+
+	ct_call_abandoned(ct, s);
+	slot->orphaned = ++ct->ct_orphans;
+	if (ct_slot_exposed(slot)) {
+		slot->state = SLOT_ORPHAN;
+		return;
+	}
+	slot->state = SLOT_FREE;
+	ct_slot_recv_put(ct, slot);
 }
 
 void
-ct_orphan_replied(struct ct_rdma *ct, uint32_t xid, uint32_t inv_rkey)
+ct_orphan_replied(struct ct_rdma *ct, uint32_t xid)
 {
 	unsigned int s;
 
@@ -374,7 +505,7 @@ ct_orphan_replied(struct ct_rdma *ct, uint32_t xid, uint32_t inv_rkey)
 		struct ct_slot *slot = &ct->ct_slots[s];
 
 		if (slot->state == SLOT_ORPHAN && slot->xid == xid) {
-			ct_slot_remote_inv(slot, inv_rkey);
+			ct_slot_recv_put(ct, slot);
 			if (slot_fence(ct, s))
 				ep_set_dead(ct->ct_ep, EIO);
 			return;

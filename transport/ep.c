@@ -1,7 +1,7 @@
 /*
  * The endpoint's setup and teardown (ep.h): RDMA-CM resolve, connect and
- * accept with RFC 8797 private data, the queue pair, completion queue and
- * channel, and the buffers they post.
+ * accept with RFC 8797 private data, the queue pair, completion queues
+ * and channel, and its share of the device's receive queue.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -10,8 +10,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "budget.h"
 #include "common/log.h"
 #include "common/sockaddr.h"
+#include "cred.h"
 #include "ep_int.h"
 
 /* RDMA Reads the peer may have outstanding against us, and we against it. */
@@ -91,12 +93,6 @@ ep_comp_fd(const struct ep *ep)
 	return ep->cch->fd;
 }
 
-int
-ep_cm_fd(const struct ep *ep)
-{
-	return ep->ech ? ep->ech->fd : -1;
-}
-
 const struct sockaddr *
 ep_local_addr(const struct ep *ep)
 {
@@ -131,52 +127,108 @@ ep_owner(const struct ep *ep)
 /* Queue pair, completion queue and buffers                            */
 /* ------------------------------------------------------------------ */
 
-/* Build the CQ, QP and buffers on ep->id, and post every receive. */
+/* The completion channel: a client's shared one, a server's own. */
+static int
+setup_channel(struct ep *ep)
+{
+	if (ep->hub) {
+		ep->cch = ep_hub_comp(ep->hub, ep->id->verbs);
+		return ep->cch ? 0 : (errno ? -errno : -ENOMEM);
+	}
+	ep->cch = ibv_create_comp_channel(ep->id->verbs);
+	if (!ep->cch)
+		return errno ? -errno : -ENOMEM;
+	ep->cch_owned = true;
+	return set_nonblock(ep->cch->fd);
+}
+
+static struct ibv_cq *
+create_cq(struct ep *ep, unsigned int cqe)
+{
+	if ((int)cqe > ep->dev->attr.max_cqe)
+		cqe = (unsigned int)ep->dev->attr.max_cqe;
+	return ibv_create_cq(ep->id->verbs, (int)cqe, ep, ep->cch, 0);
+}
+
+/*
+ * Completion queues: one for everything on a client; on a server, one
+ * for receives and one for sends, so that other connections can reap
+ * its finished Sends (and the buffers they hold) without taking its
+ * calls.  The send CQ signals the channel only while the connection
+ * waits for it (ep_wait, ep_wake): its completions are taken with the
+ * next call's.
+ */
+static int
+setup_cqs(struct ep *ep)
+{
+	unsigned int nrecv = ep->hub ? ep->attr.nsend + 8 : ep->attr.nrecv + 8;
+
+	ep->cq = create_cq(ep, nrecv + (ep->hub ? ep->attr.max_send_wr + 1 : 0));
+	if (!ep->cq)
+		return errno ? -errno : -ENOMEM;
+	ep->scq = ep->cq;
+	if (!ep->hub) {
+		ep->scq = create_cq(ep, ep->attr.max_send_wr + 1);
+		if (!ep->scq)
+			return errno ? -errno : -ENOMEM;
+	}
+	if (ibv_req_notify_cq(ep->cq, 0))
+		return -EIO;
+	ep->armed = true;
+	return 0;
+}
+
+/*
+ * The device's shared receive queue for our role, its buffer size our
+ * Receive Size (RFC 8797 s4.2: what we announce is what is posted), and a
+ * server connection's credits reserved in it.
+ */
+static int
+setup_srq(struct ep *ep)
+{
+	int ret;
+
+	ep->srq = rdma_srq_get(ep->dev, ep->hub ? RDMA_SRQ_CLIENT : RDMA_SRQ_SERVER,
+			       ep->attr.inline_recv);
+	if (!ep->srq)
+		return errno ? -errno : -ENOMEM;
+	ep->attr.inline_recv = rdma_srq_buf_size(ep->srq);
+	ep->local_pd.recv_size = ep->attr.inline_recv;
+	if (ep->hub || !ep->attr.nrecv)
+		return 0;
+	ret = rdma_srq_reserve(ep->srq, ep->attr.nrecv, false, 0);
+	if (ret == 0)
+		ep->reserved = ep->attr.nrecv;
+	return ret;
+}
+
+/* Build the channel, CQs and QP on ep->id, and its share of receives. */
 static int
 setup_qp(struct ep *ep)
 {
 	struct ibv_qp_init_attr qa;
 	struct ibv_port_attr pa;
-	unsigned int i, cqe;
+	unsigned int i;
 	int ret;
 
 	ep->dev = rdma_dev_get(ep->id->verbs);
 	if (!ep->dev)
 		return -ENOMEM;
-	/*
-	 * R (RFC 8797 s4.1) only where keys are memory windows: rxe breaks
-	 * the connection when a registration's key is invalidated remotely,
-	 * and the windows of a device with type 2 windows are what a client
-	 * exposes and a server can invalidate.
-	 */
-	if (!ep->dev->mw_type2)
-		ep->local_pd.remote_inv = false;
-
-	ep->cch = ibv_create_comp_channel(ep->id->verbs);
-	if (!ep->cch)
-		return errno ? -errno : -ENOMEM;
-	ret = set_nonblock(ep->cch->fd);
+	ret = setup_channel(ep);
+	if (!ret)
+		ret = setup_cqs(ep);
+	if (!ret)
+		ret = setup_srq(ep);
 	if (ret)
 		return ret;
 
-	cqe = ep->attr.nrecv + ep->attr.max_send_wr + 1;
-	if ((int)cqe > ep->dev->attr.max_cqe)
-		cqe = (unsigned int)ep->dev->attr.max_cqe;
-	ep->cq = ibv_create_cq(ep->id->verbs, (int)cqe, ep, ep->cch, 0);
-	if (!ep->cq)
-		return errno ? -errno : -ENOMEM;
-	if (ibv_req_notify_cq(ep->cq, 0))
-		return -EIO;
-	ep->armed = true;
-
 	memset(&qa, 0, sizeof(qa));
-	qa.send_cq = ep->cq;
+	qa.send_cq = ep->scq;
 	qa.recv_cq = ep->cq;
+	qa.srq = rdma_srq_ibv(ep->srq);
 	qa.qp_type = IBV_QPT_RC;
 	qa.cap.max_send_wr = ep->attr.max_send_wr;
-	qa.cap.max_recv_wr = ep->attr.nrecv;
 	qa.cap.max_send_sge = 2;
-	qa.cap.max_recv_sge = 1;
 	if (rdma_create_qp(ep->id, ep->dev->pd, &qa))
 		return errno ? -errno : -ENOMEM;
 	ep->qp = ep->id->qp;
@@ -186,28 +238,13 @@ setup_qp(struct ep *ep)
 	    pa.max_msg_sz)
 		ep->max_msg = pa.max_msg_sz;
 
-	ret = rdma_buf_alloc(ep->dev, &ep->recv,
-			     (size_t)ep->attr.nrecv * ep->attr.inline_recv,
-			     IBV_ACCESS_LOCAL_WRITE);
-	if (ret)
-		return ret;
-	ret = rdma_buf_alloc(ep->dev, &ep->send,
-			     (size_t)ep->attr.nsend * ep->attr.send_buf_size,
-			     IBV_ACCESS_LOCAL_WRITE);
-	if (ret)
-		return ret;
+	ep->slab = rdma_slab_of(ep->dev, ep->attr.send_buf_size);
 	ep->send_free = calloc(ep->attr.nsend, sizeof(*ep->send_free));
 	ep->sends = calloc(ep->attr.nsend, sizeof(*ep->sends));
-	if (!ep->send_free || !ep->sends)
+	if (!ep->slab || !ep->send_free || !ep->sends)
 		return -ENOMEM;
 	for (i = ep->attr.nsend; i > 0; i--)
-		ep_put_send(ep, i - 1);
-
-	for (i = 0; i < ep->attr.nrecv; i++) {
-		ret = ep_post_recv(ep, i);
-		if (ret)
-			return ret;
-	}
+		ep->send_free[ep->nsend_free++] = i - 1;
 	return 0;
 }
 
@@ -219,6 +256,7 @@ ep_alloc(const struct ep_attr *attr)
 	if (!ep)
 		return NULL;
 	ep->attr = *attr;
+	ep->gen = cred_gen();
 	ep->local_pd.remote_inv = attr->remote_inv;
 	ep->local_pd.send_size = attr->inline_send;
 	ep->local_pd.recv_size = attr->inline_recv;
@@ -259,7 +297,10 @@ rd_atom_accept(int device_max, unsigned int peer)
 void
 ep_disconnect(struct ep *ep)
 {
-	if (ep && ep->id && !ep->cm_lost)
+	if (!ep || !ep->id || ep->cm_lost)
+		return;
+	/* The queue pair goes to error first; then the peer is told. */
+	if (rdma_disconnect(ep->id) && cm_refused(ep->id->channel))
 		rdma_disconnect(ep->id);
 }
 
@@ -269,41 +310,91 @@ ep_cm_lost(struct ep *ep)
 	ep->cm_lost = true;
 }
 
-void
-ep_destroy(struct ep *ep)
+/* Memory RDMA operations could target, now that the queue pair is gone. */
+static void
+ep_release_held(struct ep *ep)
 {
 	struct rdma_pbuf *pb;
-	unsigned int i;
 
-	if (!ep)
-		return;
-	if (ep->qp)
-		rdma_destroy_qp(ep->id);
 	while ((pb = ep->held) != NULL) {
 		ep->held = pb->held_next;
 		pb->held_next = NULL;
 		rdma_pool_put(ep->dev, pb);
 	}
-	rdma_buf_free(&ep->recv);
-	rdma_buf_free(&ep->send);
+}
+
+void
+ep_destroy(struct ep *ep)
+{
+	unsigned int i;
+
+	if (!ep)
+		return;
+	/* The shared channels hand out no event of ours meanwhile. */
+	if (ep->hub)
+		ep_hub_lock(ep->hub);
+	if (ep->qp) {
+		ep_drain_dead(ep);
+		rdma_destroy_qp(ep->id);
+		ep_drain_dead(ep);
+	}
+	ep_release_held(ep);
 	if (ep->sends) {
-		for (i = 0; i < ep->attr.nsend; i++)
+		for (i = 0; i < ep->attr.nsend; i++) {
 			ep_release_attach(ep, &ep->sends[i]);
+			rdma_sbuf_put(ep->sends[i].buf);
+		}
 	}
 	free(ep->sends);
 	free(ep->send_free);
-	if (ep->cq) {
+	if (ep->cq && !ep->hub)
 		ep_ack_cq_events(ep);
+	if (ep->scq && ep->scq != ep->cq)
+		ibv_destroy_cq(ep->scq);
+	if (ep->cq)
 		ibv_destroy_cq(ep->cq);
-	}
-	if (ep->cch)
+	if (ep->cch && ep->cch_owned)
 		ibv_destroy_comp_channel(ep->cch);
 	/* An id whose channel is gone cannot be destroyed: it is left. */
 	if (ep->id && !ep->cm_lost)
-		rdma_destroy_id(ep->id);
-	if (ep->ech)
-		rdma_destroy_event_channel(ep->ech);
+		cm_destroy_id(ep->id);
+	if (ep->hub) {
+		ep_hub_unlock(ep->hub);
+		ep_hub_put(ep->hub);
+	}
+	if (ep->srq) {
+		rdma_srq_unreserve(ep->srq, ep->reserved);
+		rdma_srq_put(ep->srq);
+	}
 	rdma_dev_put(ep->dev);
+	free(ep);
+}
+
+bool
+ep_forked(const struct ep *ep)
+{
+	return ep->gen != cred_gen();
+}
+
+void
+ep_abandon(struct ep *ep)
+{
+	if (!ep)
+		return;
+	/*
+	 * Only this process's copies of the descriptors go: the queue pair,
+	 * its memory (not even mapped here when fork-protected) and the
+	 * verbs objects are the parent's.
+	 */
+	if (ep->cch && ep->cch_owned)
+		close(ep->cch->fd);
+	/*
+	 * A client's shared channels are the parent's hub's: the child has a
+	 * hub of its own (ep_hub.c), and the old one's lock may have been
+	 * held at the fork.  Its descriptors are close-on-exec.
+	 */
+	free(ep->sends);
+	free(ep->send_free);
 	free(ep);
 }
 
@@ -311,35 +402,9 @@ ep_destroy(struct ep *ep)
 /* Client: resolve and connect                                         */
 /* ------------------------------------------------------------------ */
 
-/*
- * Wait for the next event on a client's own channel until the deadline.
- * Returns 0 with *ev (to be acked by the caller) or -ETIMEDOUT / -errno.
- */
-static int
-next_event(struct rdma_event_channel *ch, int64_t deadline,
-	   struct rdma_cm_event **ev)
-{
-	for (;;) {
-		struct pollfd pfd = { .fd = ch->fd, .events = POLLIN };
-		int64_t left;
-		int ret;
-
-		if (rdma_get_cm_event(ch, ev) == 0)
-			return 0;
-		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
-			return -errno;
-		left = deadline - ep_now_ms();
-		if (left <= 0)
-			return -ETIMEDOUT;
-		ret = poll(&pfd, 1, (int)left);
-		if (ret < 0 && errno != EINTR)
-			return -errno;
-	}
-}
-
 /* One switch from RDMA-CM events to the outcome of a connect step. */
 static enum rdma_fail
-event_failure(const struct rdma_cm_event *ev, int *err)
+event_failure(const struct ep_cm_ev *ev, int *err)
 {
 	switch (ev->event) {
 	case RDMA_CM_EVENT_ADDR_ERROR:
@@ -373,21 +438,19 @@ static int
 expect_event(struct ep *ep, int64_t deadline, enum rdma_cm_event_type want,
 	     enum rdma_fail *why)
 {
-	struct rdma_cm_event *ev;
-	int ret = next_event(ep->ech, deadline, &ev);
+	struct ep_cm_ev ev;
+	int ret = ep_hub_cm_wait(ep, deadline, &ev);
 
 	if (ret) {
 		*why = ret == -ETIMEDOUT ? RDMA_FAIL_TIMEOUT : RDMA_FAIL_ERROR;
 		return ret;
 	}
 	shim_log(SHIM_LOG_DEBUG, "connect: %s (status %d)",
-		 rdma_event_str(ev->event), ev->status);
-	if (ev->event != want)
-		*why = event_failure(ev, &ret);
+		 rdma_event_str(ev.event), ev.status);
+	if (ev.event != want)
+		*why = event_failure(&ev, &ret);
 	else if (want == RDMA_CM_EVENT_ESTABLISHED)
-		apply_peer_pdata(ep, ev->param.conn.private_data,
-				 ev->param.conn.private_data_len);
-	rdma_ack_cm_event(ev);
+		apply_peer_pdata(ep, ev.pdata, ev.pdata_len);
 	return ret;
 }
 
@@ -426,10 +489,7 @@ errno_is_no_device(int e)
 static int
 create_id(struct ep *ep)
 {
-	if (rdma_create_id(ep->ech, &ep->id, ep, RDMA_PS_TCP) == 0)
-		return 0;
-	ep->id = NULL;
-	return -errno;
+	return cm_create_id(ep_hub_cm(ep->hub), &ep->id, ep);
 }
 
 /*
@@ -462,7 +522,7 @@ bind_source(struct ep *ep, const struct sockaddr *dst,
 		}
 		shim_log(SHIM_LOG_DEBUG, "connect: cannot keep local port %u: %s",
 			 sa_port(sa), strerror(errno));
-		rdma_destroy_id(ep->id);
+		cm_destroy_id(ep->id);
 		*why = RDMA_FAIL_ERROR;
 		ret = create_id(ep);
 		if (ret)
@@ -519,16 +579,13 @@ ep_connect(const struct sockaddr *dst, const struct sockaddr *src,
 	if (!ep)
 		return -ENOMEM;
 
-	ep->ech = rdma_create_event_channel();
-	if (!ep->ech) {
-		ret = -errno;
+	ep->hub = ep_hub_get();
+	if (!ep->hub) {
+		ret = errno ? -errno : -ENOMEM;
 		if (errno_is_no_device(errno))
 			*why = RDMA_FAIL_NO_DEVICE;
 		goto out_destroy;
 	}
-	ret = set_nonblock(ep->ech->fd);
-	if (ret)
-		goto out_destroy;
 	ret = create_id(ep);
 	if (ret) {
 		if (errno_is_no_device(-ret))
@@ -542,19 +599,32 @@ ep_connect(const struct sockaddr *dst, const struct sockaddr *src,
 	if (ret)
 		goto out_destroy;
 
+	cred_verbs_fd(ep->id->verbs->cmd_fd);
 	ret = setup_qp(ep);
 	if (ret) {
-		*why = RDMA_FAIL_ERROR;
+		*why = ret == -ENOMEM ? RDMA_FAIL_MEMLOCK : RDMA_FAIL_ERROR;
 		goto out_destroy;
 	}
+	/*
+	 * R (RFC 8797 s4.1) from a client only where its keys are memory
+	 * windows: rxe breaks the connection when a registration's key is
+	 * invalidated remotely.  A server's R says it may send With
+	 * Invalidate, which needs nothing of its own device.
+	 */
+	if (!ep->dev->mw_type2)
+		ep->local_pd.remote_inv = false;
 
 	/* RFC 8797 s4: our private data; s5.1: the server may ignore it. */
 	rpcrdma_cmp_encode(pdata, &ep->local_pd);
 	memset(&param, 0, sizeof(param));
 	param.private_data = pdata;
 	param.private_data_len = sizeof(pdata);
+	/*
+	 * Reads the server may issue (its Read chunks' pulls), none of our
+	 * own: a client never reads from its server (as the Linux client).
+	 */
 	ep->responder_resources = rd_atom_offer(ep->dev->attr.max_qp_rd_atom);
-	ep->initiator_depth = rd_atom_offer(ep->dev->attr.max_qp_init_rd_atom);
+	ep->initiator_depth = 0;
 	param.responder_resources = ep->responder_resources;
 	param.initiator_depth = ep->initiator_depth;
 	/* Bounded transport retries; RNR means broken flow control. */
@@ -568,6 +638,7 @@ ep_connect(const struct sockaddr *dst, const struct sockaddr *src,
 	ret = expect_event(ep, deadline, RDMA_CM_EVENT_ESTABLISHED, why);
 	if (ret)
 		goto out_destroy;
+	ep_hub_connected(ep);
 	*why = RDMA_FAIL_NONE;
 	*out = ep;
 	return 0;
@@ -575,36 +646,6 @@ ep_connect(const struct sockaddr *dst, const struct sockaddr *src,
 out_destroy:
 	ep_destroy(ep);
 	return ret;
-}
-
-void
-ep_cm_drain(struct ep *ep)
-{
-	struct rdma_cm_event *ev;
-
-	for (;;) {
-		if (rdma_get_cm_event(ep->ech, &ev)) {
-			/*
-			 * Anything but "no event" (EACCES once the process
-			 * changed its credentials) leaves the channel
-			 * readable for good: the connection is unusable.
-			 */
-			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
-				ep_set_dead(ep, errno);
-			break;
-		}
-		shim_log(SHIM_LOG_DEBUG, "client: %s", rdma_event_str(ev->event));
-		switch (ev->event) {
-		case RDMA_CM_EVENT_DISCONNECTED:
-		case RDMA_CM_EVENT_DEVICE_REMOVAL:
-		case RDMA_CM_EVENT_TIMEWAIT_EXIT:
-			ep_set_dead(ep, ECONNRESET);
-			break;
-		default:
-			break;
-		}
-		rdma_ack_cm_event(ev);
-	}
 }
 
 /* ------------------------------------------------------------------ */
@@ -628,6 +669,7 @@ ep_accept(struct rdma_cm_id *id, const struct rdma_conn_param *req,
 	ep->id = id;
 	id->context = ep;
 
+	cred_verbs_fd(id->verbs->cmd_fd);
 	ret = setup_qp(ep);
 	if (ret)
 		goto out_reject;

@@ -1,8 +1,12 @@
 /*
  * The endpoint: one RPC-over-RDMA connection below the RPC transports.
- * An RDMA-CM id with its RC queue pair, a completion queue signalling a
- * pollable completion channel, the receive ring and the send buffers for
- * transport headers, and what the RFC 8797 private data negotiated.
+ * An RDMA-CM id with its RC queue pair, completion queues signalling a
+ * pollable completion channel, receives in the device's shared receive
+ * queue, send buffers taken per message, and what the RFC 8797 private
+ * data negotiated.  Client endpoints share one RDMA-CM channel and one
+ * completion channel per device (ep_hub.c); a server connection has a
+ * completion channel of its own (its transport's xp_fd) and lives on its
+ * listener's RDMA-CM channel.
  *
  * The client (clnt_rdma*.c) and the server (svc_rdma*.c) see it only
  * through the functions below: setup, teardown and RDMA-CM in ep.c,
@@ -36,9 +40,10 @@ struct ep;
 struct ep_attr {
 	uint32_t inline_send;	/* own largest Send (RFC 8797 Send Size) */
 	uint32_t inline_recv;	/* own receive buffer size (Receive Size) */
-	unsigned int nrecv;	/* receives kept posted */
-	unsigned int nsend;	/* header send buffers */
-	uint32_t send_buf_size;	/* bytes per header send buffer */
+	unsigned int nrecv;	/* server: receives reserved (its credits);
+				 * a client reserves one per call instead */
+	unsigned int nsend;	/* Sends in flight at most */
+	uint32_t send_buf_size;	/* bytes per send buffer */
 	unsigned int max_send_wr;
 	bool remote_inv;	/* advertise the R flag */
 };
@@ -51,6 +56,8 @@ enum ep_wr_kind {
 	EP_WR_WRITE,
 	EP_WR_BIND,
 	EP_WR_LOCAL_INV,
+	EP_WR_WRITE_SIGNALED,	/* an RDMA Write that completes on its own */
+	EP_WR_WAKE,		/* flushed at once: wakes the channel (ep_wake) */
 };
 #define EP_WRID(kind, idx) (((uint64_t)(kind) << 32) | (uint32_t)(idx))
 #define EP_WRID_KIND(wrid) ((enum ep_wr_kind)((wrid) >> 32))
@@ -64,11 +71,12 @@ enum ep_wr_kind {
 /* ------------------------------------------------------------------ */
 
 /*
- * Client side: resolve, build the queue pair, post receives, connect with
- * our private data and wait for the peer's answer, all within timeout_ms,
- * on an event channel of the endpoint's own.  src, when not NULL, is a
- * local address to bind first (best effort).  Returns 0 with *out, or a
- * negative errno with *why saying what kind of failure it was.
+ * Client side: resolve, build the queue pair, connect with our private
+ * data and wait for the peer's answer, all within timeout_ms, on the
+ * process's shared channels.  src, when not NULL, is a local address to
+ * bind first (best effort).  Returns 0 with *out, or a negative errno
+ * with *why saying what kind of failure it was (RDMA_FAIL_MEMLOCK: the
+ * budget of registered memory).
  */
 int ep_connect(const struct sockaddr *dst, const struct sockaddr *src,
 	       int timeout_ms, const struct ep_attr *attr, struct ep **out,
@@ -76,10 +84,11 @@ int ep_connect(const struct sockaddr *dst, const struct sockaddr *src,
 
 /*
  * Server side: for a CONNECT_REQUEST on a listener, build the queue pair,
- * post receives and accept with our private data.  The id stays on the
- * listener's event channel; id->context is the endpoint from now on.
- * Returns 0 with *out, or a negative errno after rejecting (the caller
- * still owns the id then).
+ * reserve attr->nrecv receives of the shared receive queue and accept
+ * with our private data.  The id stays on the listener's event channel;
+ * id->context is the endpoint from now on.  Returns 0 with *out, or a
+ * negative errno after rejecting (the caller still owns the id then;
+ * -ENOMEM: the budget could not cover the receives).
  */
 int ep_accept(struct rdma_cm_id *id, const struct rdma_conn_param *req,
 	      const struct ep_attr *attr, struct ep **out);
@@ -87,8 +96,25 @@ int ep_accept(struct rdma_cm_id *id, const struct rdma_conn_param *req,
 /* Move the queue pair to error: every posted request is flushed. */
 void ep_disconnect(struct ep *ep);
 
+/*
+ * Make the completion channel of a failed connection readable: its
+ * receives live in the shared queue and are not flushed with it, so a
+ * work request is posted to the queue pair, moved to error, to be
+ * flushed (or, where the move is refused, an RDMA Write of no octets).
+ */
+void ep_wake(struct ep *ep);
+
 /* Release everything, including the id (and a client's channel). */
 void ep_destroy(struct ep *ep);
+
+/*
+ * fork(): true in a child for an endpoint its parent made.  Such an
+ * endpoint is the parent's: nothing may be posted, polled or destroyed on
+ * it; ep_abandon() only closes this process's copies of its descriptors
+ * and frees the record.
+ */
+bool ep_forked(const struct ep *ep);
+void ep_abandon(struct ep *ep);
 
 /*
  * The event channel of the id is gone (a server connection whose
@@ -96,13 +122,6 @@ void ep_destroy(struct ep *ep);
  * more, so ep_disconnect() does nothing and ep_destroy() leaves the id.
  */
 void ep_cm_lost(struct ep *ep);
-
-/*
- * A client's own channel: take its events without blocking.  Only a
- * disconnect matters once connected; a channel that fails (the process
- * changed its credentials) marks the endpoint dead.
- */
-void ep_cm_drain(struct ep *ep);
 
 /* The endpoint of a connection's id (its context, set by ep_accept). */
 struct ep *ep_from_id(const struct rdma_cm_id *id);
@@ -119,15 +138,13 @@ bool ep_rinv_offered(const struct ep *ep);	/* we set R */
 bool ep_peer_pdata(const struct ep *ep);	/* the peer sent private data */
 uint8_t ep_read_depth(const struct ep *ep);	/* RDMA Reads we may have out */
 uint32_t ep_max_msg(const struct ep *ep);	/* largest single operation */
-unsigned int ep_nrecv(const struct ep *ep);	/* receives kept posted */
+unsigned int ep_nrecv(const struct ep *ep);	/* receives reserved */
 struct rdma_dev *ep_dev(const struct ep *ep);
 const struct sockaddr *ep_local_addr(const struct ep *ep);
 const struct sockaddr *ep_peer_addr(const struct ep *ep);
 
-/* The completion channel: readable when ep_poll() has work. */
+/* A server connection's completion channel: readable when ep_poll() has work. */
 int ep_comp_fd(const struct ep *ep);
-/* A client's own RDMA-CM channel (-1 on the server). */
-int ep_cm_fd(const struct ep *ep);
 
 /* ------------------------------------------------------------------ */
 /* Posting, polling, send accounting (ep_io.c)                          */
@@ -138,19 +155,33 @@ int ep_dead(const struct ep *ep);
 /* Mark the connection failed (keeps the first cause). */
 void ep_set_dead(struct ep *ep, int err);
 
-/* Receive buffer i: ep_nrecv() buffers of inline_recv octets. */
+/* Receive buffer i of the shared receive queue, inline_recv octets. */
 uint8_t *ep_recv_buf(const struct ep *ep, uint32_t i);
+/* Post receive buffer i again once its message was read. */
 int ep_post_recv(struct ep *ep, uint32_t idx);
 
-/* Header send buffer i: nsend buffers of ep_send_buf_size() octets. */
+/*
+ * A client's receive for one more call in flight (RFC 8166 s4.3: the
+ * reply must find a posted receive): 0, -ENOMEM when the budget cannot
+ * cover one, -ETIMEDOUT when other threads' calls hold them all until
+ * the deadline.  Given back by ep_recv_unreserve when the reply came,
+ * or with the endpoint.
+ */
+int ep_recv_reserve(struct ep *ep, int64_t deadline);
+void ep_recv_unreserve(struct ep *ep, unsigned int n);
+
+/* Send buffer i (from ep_get_send): ep_send_buf_size() octets. */
 uint8_t *ep_send_buf(const struct ep *ep, uint32_t i);
 uint32_t ep_send_buf_size(const struct ep *ep);
-/* The key of the send buffers, for SGEs inside them. */
-uint32_t ep_send_lkey(const struct ep *ep);
-/* An SGE for the first len octets of header send buffer idx. */
+/* The key of send buffer i, for SGEs inside it. */
+uint32_t ep_send_lkey(const struct ep *ep, uint32_t i);
+/* An SGE for the first len octets of send buffer idx. */
 struct ibv_sge ep_hdr_sge(const struct ep *ep, uint32_t idx, uint32_t len);
 
-/* Take a free header send buffer; -ENOBUFS when none is free. */
+/*
+ * A send context with its buffer: -ENOBUFS when all are in flight,
+ * -ENOMEM when no buffer can be registered (the budget).
+ */
 int ep_get_send(struct ep *ep);
 void ep_put_send(struct ep *ep, uint32_t idx);
 unsigned int ep_nsend_free(const struct ep *ep);
@@ -189,10 +220,23 @@ void ep_hold(struct ep *ep, struct rdma_pbuf *pb);
 /*
  * Poll for completions.  Returns how many were stored in wc (at most max),
  * or -EIO when the completion queue failed.  A return of 0 guarantees
- * that the completion channel will signal the next completion: wait on
- * ep_comp_fd() only after a poll returned 0.
+ * that the completion channel will signal the next completion: wait
+ * (ep_wait) only after a poll returned 0.
  */
 int ep_poll(struct ep *ep, struct ibv_wc *wc, int max);
+
+/*
+ * Only the send side's completions (a server connection's own CQ for
+ * them), without arming: for reaping another connection's finished Sends.
+ */
+int ep_poll_send(struct ep *ep, struct ibv_wc *wc, int max);
+
+/*
+ * Sleep until the endpoint may have completions or its connection ended,
+ * at most until deadline (ep_now_ms).  0, -ETIMEDOUT, or -errno when the
+ * channels failed (the endpoint is dead then).
+ */
+int ep_wait(struct ep *ep, int64_t deadline);
 
 /*
  * Account for a send-side completion (Send, RDMA Write/Read, bind,

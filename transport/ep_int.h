@@ -1,16 +1,18 @@
 /*
- * The endpoint's insides, shared by ep.c (setup, teardown, RDMA-CM) and
- * ep_io.c (posting, polling).  Nothing else includes this: the RPC
- * transports use ep.h.
+ * The endpoint's insides, shared by ep.c (setup, teardown, RDMA-CM),
+ * ep_io.c (posting, polling) and ep_hub.c (the channels clients share).
+ * Nothing else includes this: the RPC transports use ep.h.
  */
 #ifndef TRANSPORT_EP_INT_H
 #define TRANSPORT_EP_INT_H
 
 #include "ep.h"
+#include "ep_hub.h"
 #include "pvtdata.h"
 
-/* Per header send buffer, while its Send is posted. */
+/* Per send context, while its Send is built and posted. */
 struct ep_send {
+	struct rdma_sbuf *buf;	/* its registered buffer, from the slab */
 	uint16_t nwr;		/* send queue entries its completion retires */
 	/* Pool buffers given back then (the payload it carried). */
 	struct rdma_pbuf *attach[EP_SEND_ATTACH_MAX];
@@ -18,14 +20,25 @@ struct ep_send {
 
 struct ep {
 	struct rdma_cm_id *id;	/* id->context is this endpoint */
-	struct rdma_event_channel *ech;	/* a client's own; NULL on the server */
 	bool cm_lost;		/* the id's channel is gone (ep_cm_lost) */
+	unsigned int gen;	/* cred_gen() when made: the parent's if older */
 	void *owner;
 	struct rdma_dev *dev;
 	struct ibv_comp_channel *cch;
-	struct ibv_cq *cq;
+	bool cch_owned;		/* a server connection's own channel */
+	struct ibv_cq *cq;	/* receives (a client's: everything) */
+	struct ibv_cq *scq;	/* sends; the same CQ on a client */
 	struct ibv_qp *qp;
-	bool armed;		/* CQ notification requested */
+	bool armed;		/* notification requested on cq */
+	bool sarmed;		/* ... and on a separate scq (only to wait) */
+
+	/* A client's: the shared channels (ep_hub.c). */
+	struct ep_hub *hub;
+	int cq_fired;		/* atomic: a completion event came */
+	int cm_err;		/* atomic: the connection ended (errno) */
+	bool cm_connected;	/* under the hub's lock */
+	bool cm_ev_ready;	/* under the hub's lock: cm_ev is new */
+	struct ep_cm_ev cm_ev;
 
 	/* Negotiated when the connection was set up (RFC 8797 s4.2). */
 	struct rpcrdma_cm_pdata local_pd;
@@ -39,14 +52,15 @@ struct ep {
 
 	struct ep_attr attr;
 
-	/* Receive ring: nrecv buffers of attr.inline_recv octets. */
-	struct rdma_buf recv;
+	/* Receives: the device's shared receive queue for our role. */
+	struct rdma_srq *srq;
+	unsigned int reserved;	/* receives of it reserved by us */
 
-	/* Header send buffers, attr.nsend of attr.send_buf_size octets. */
-	struct rdma_buf send;
+	/* Send contexts, attr.nsend of them; their buffers come and go. */
+	struct rdma_slab *slab;	/* where their buffers come from */
+	struct ep_send *sends;
 	uint32_t *send_free;
 	unsigned int nsend_free;
-	struct ep_send *sends;	/* by send buffer */
 
 	struct rdma_pbuf *held;	/* released after the queue pair */
 	unsigned int sq_used;	/* send queue entries not yet retired */
@@ -59,5 +73,8 @@ void ep_ack_cq_events(struct ep *ep);
 
 /* Give the pool buffers a Send carried back to the pool. */
 void ep_release_attach(struct ep *ep, struct ep_send *s);
+
+/* Give back what a queue pair that is gone left in its CQs. */
+void ep_drain_dead(struct ep *ep);
 
 #endif

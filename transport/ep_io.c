@@ -1,8 +1,9 @@
 /*
- * The endpoint's data path (ep.h): receive and header send buffers,
- * posting, polling, and the send queue's accounting.
+ * The endpoint's data path (ep.h): receive and send buffers, posting,
+ * polling and waiting, and the send queue's accounting.
  */
 #include <errno.h>
+#include <poll.h>
 #include <time.h>
 
 #include "common/log.h"
@@ -20,7 +21,8 @@ ep_now_ms(void)
 int
 ep_dead(const struct ep *ep)
 {
-	return ep->dead;
+	/* A disconnect the shared channel saw for us counts too. */
+	return ep->dead ? ep->dead : __atomic_load_n(&ep->cm_err, __ATOMIC_ACQUIRE);
 }
 
 void
@@ -37,13 +39,32 @@ ep_set_dead(struct ep *ep, int err)
 uint8_t *
 ep_recv_buf(const struct ep *ep, uint32_t i)
 {
-	return ep->recv.addr + (size_t)i * ep->attr.inline_recv;
+	return rdma_srq_buf(ep->srq, i);
+}
+
+int
+ep_recv_reserve(struct ep *ep, int64_t deadline)
+{
+	int ret = rdma_srq_reserve(ep->srq, 1, true, deadline);
+
+	if (ret == 0)
+		ep->reserved++;
+	return ret;
+}
+
+void
+ep_recv_unreserve(struct ep *ep, unsigned int n)
+{
+	if (n > ep->reserved)
+		n = ep->reserved;
+	ep->reserved -= n;
+	rdma_srq_unreserve(ep->srq, n);
 }
 
 uint8_t *
 ep_send_buf(const struct ep *ep, uint32_t i)
 {
-	return ep->send.addr + (size_t)i * ep->attr.send_buf_size;
+	return ep->sends[i].buf->addr;
 }
 
 uint32_t
@@ -53,9 +74,9 @@ ep_send_buf_size(const struct ep *ep)
 }
 
 uint32_t
-ep_send_lkey(const struct ep *ep)
+ep_send_lkey(const struct ep *ep, uint32_t i)
 {
-	return ep->send.mr->lkey;
+	return ep->sends[i].buf->lkey;
 }
 
 struct ibv_sge
@@ -64,7 +85,7 @@ ep_hdr_sge(const struct ep *ep, uint32_t idx, uint32_t len)
 	struct ibv_sge sge = {
 		.addr = (uintptr_t)ep_send_buf(ep, idx),
 		.length = len,
-		.lkey = ep->send.mr->lkey,
+		.lkey = ep_send_lkey(ep, idx),
 	};
 
 	return sge;
@@ -73,14 +94,23 @@ ep_hdr_sge(const struct ep *ep, uint32_t idx, uint32_t len)
 int
 ep_get_send(struct ep *ep)
 {
+	uint32_t idx;
+
 	if (!ep->nsend_free)
 		return -ENOBUFS;
-	return (int)ep->send_free[--ep->nsend_free];
+	idx = ep->send_free[ep->nsend_free - 1];
+	ep->sends[idx].buf = rdma_sbuf_get(ep->dev, ep->slab);
+	if (!ep->sends[idx].buf)
+		return -ENOMEM;
+	ep->nsend_free--;
+	return (int)idx;
 }
 
 void
 ep_put_send(struct ep *ep, uint32_t idx)
 {
+	rdma_sbuf_put(ep->sends[idx].buf);
+	ep->sends[idx].buf = NULL;
 	ep->send_free[ep->nsend_free++] = idx;
 }
 
@@ -117,23 +147,11 @@ ep_hold(struct ep *ep, struct rdma_pbuf *pb)
 int
 ep_post_recv(struct ep *ep, uint32_t idx)
 {
-	struct ibv_sge sge = {
-		.addr = (uintptr_t)ep_recv_buf(ep, idx),
-		.length = ep->attr.inline_recv,
-		.lkey = ep->recv.mr->lkey,
-	};
-	struct ibv_recv_wr wr = {
-		.wr_id = EP_WRID(EP_WR_RECV, idx),
-		.sg_list = &sge,
-		.num_sge = 1,
-	}, *bad;
-	int ret = ibv_post_recv(ep->qp, &wr, &bad);
+	int ret = rdma_srq_post(ep->srq, idx);
 
-	if (ret) {
-		ep_set_dead(ep, ret);
-		return -ret;
-	}
-	return 0;
+	if (ret)
+		ep_set_dead(ep, -ret);
+	return ret;
 }
 
 bool
@@ -183,6 +201,31 @@ ep_post_send(struct ep *ep, uint32_t idx, struct ibv_send_wr *pre,
 	return 0;
 }
 
+void
+ep_wake(struct ep *ep)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
+	struct ibv_send_wr wr = {
+		.wr_id = EP_WRID(EP_WR_WAKE, 0),
+		.opcode = IBV_WR_RDMA_WRITE,
+		.send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+
+	if (!ep->qp || !ep_sq_room(ep, 1))
+		return;
+	if (ep->scq != ep->cq && !ep->sarmed && !ibv_req_notify_cq(ep->scq, 0))
+		ep->sarmed = true;
+	/*
+	 * In error, the request is flushed.  Where the kernel refuses that
+	 * (the process changed its credentials), it may reach the peer: an
+	 * RDMA Write of no octets, which touches no memory there (IBA
+	 * C9-88: its key and address are not checked), and completes.
+	 */
+	(void)ibv_modify_qp(ep->qp, &a, IBV_QP_STATE);
+	if (ibv_post_send(ep->qp, &wr, &bad) == 0)
+		ep->sq_used++;
+}
+
 int
 ep_post_one(struct ep *ep, struct ibv_send_wr *wr)
 {
@@ -213,14 +256,29 @@ ep_ack_cq_events(struct ep *ep)
 {
 	struct ibv_cq *cq;
 	void *ctx;
-	unsigned int n = 0;
 
-	while (ibv_get_cq_event(ep->cch, &cq, &ctx) == 0)
-		n++;
-	if (n) {
-		ibv_ack_cq_events(ep->cq, n);
-		ep->armed = false;
+	while (ibv_get_cq_event(ep->cch, &cq, &ctx) == 0) {
+		ibv_ack_cq_events(cq, 1);
+		if (cq == ep->cq)
+			ep->armed = false;
+		else
+			ep->sarmed = false;
 	}
+}
+
+/* Poll the send CQ (when it is a CQ of its own), then the receive CQ. */
+static int
+poll_both(struct ep *ep, struct ibv_wc *wc, int max)
+{
+	int n = 0, m;
+
+	if (ep->scq != ep->cq) {
+		n = ibv_poll_cq(ep->scq, max, wc);
+		if (n < 0 || n == max)
+			return n;
+	}
+	m = ibv_poll_cq(ep->cq, max - n, wc + n);
+	return m < 0 ? m : n + m;
 }
 
 int
@@ -228,15 +286,83 @@ ep_poll(struct ep *ep, struct ibv_wc *wc, int max)
 {
 	int n;
 
-	ep_ack_cq_events(ep);
+	if (!ep->hub)
+		ep_ack_cq_events(ep);
+	else if (__atomic_exchange_n(&ep->cq_fired, 0, __ATOMIC_ACQ_REL))
+		ep->armed = false;
 	for (;;) {
-		n = ibv_poll_cq(ep->cq, max, wc);
+		n = poll_both(ep, wc, max);
 		if (n != 0 || ep->armed)
 			return n < 0 ? -EIO : n;
 		/* Arm, then poll once more: nothing can slip in between. */
 		if (ibv_req_notify_cq(ep->cq, 0))
 			return -EIO;
 		ep->armed = true;
+	}
+}
+
+int
+ep_poll_send(struct ep *ep, struct ibv_wc *wc, int max)
+{
+	int n = ibv_poll_cq(ep->scq, max, wc);
+
+	return n < 0 ? -EIO : n;
+}
+
+int
+ep_wait(struct ep *ep, int64_t deadline)
+{
+	struct pollfd pfd = { .fd = ep->cch->fd, .events = POLLIN };
+	int64_t left;
+
+	if (ep->hub) {
+		int ret = ep_hub_wait(ep, deadline);
+
+		if (ret && ret != -ETIMEDOUT)
+			ep_set_dead(ep, -ret);
+		return ret;
+	}
+	left = deadline - ep_now_ms();
+	if (left <= 0)
+		return -ETIMEDOUT;
+	/*
+	 * A separate send CQ signals only once armed: arm it and let the
+	 * caller poll once more before sleeping, for what came before.
+	 */
+	if (ep->scq != ep->cq && !ep->sarmed) {
+		if (ibv_req_notify_cq(ep->scq, 0)) {
+			ep_set_dead(ep, EIO);
+			return -EIO;
+		}
+		ep->sarmed = true;
+		return 0;
+	}
+	if (poll(&pfd, 1, (int)(left > 60000 ? 60000 : left)) < 0 &&
+	    errno != EINTR) {
+		ep_set_dead(ep, errno);
+		return -errno;
+	}
+	return 0;
+}
+
+/*
+ * The queue pair failed or is gone: what it left in the CQs goes back.
+ * Receives taken from the shared queue are posted again (flushed or not,
+ * nobody will read them), Sends release their buffers.
+ */
+void
+ep_drain_dead(struct ep *ep)
+{
+	struct ibv_wc wc[16];
+	int n, k;
+
+	while ((n = poll_both(ep, wc, 16)) > 0) {
+		for (k = 0; k < n; k++) {
+			if (EP_WRID_KIND(wc[k].wr_id) == EP_WR_RECV)
+				(void)rdma_srq_post(ep->srq, EP_WRID_IDX(wc[k].wr_id));
+			else
+				(void)ep_reap_send(ep, &wc[k]);
+		}
 	}
 }
 
@@ -249,6 +375,7 @@ wr_kind_name(enum ep_wr_kind kind)
 	case EP_WR_READ:
 		return "read";
 	case EP_WR_WRITE:
+	case EP_WR_WRITE_SIGNALED:
 		return "write";
 	case EP_WR_BIND:
 		return "memory window bind";

@@ -40,6 +40,19 @@ static size_t sockfd_cap;
 static unsigned int sockfd_count;	/* also read without the lock */
 static int ref_fd[2] = { -1, -1 };	/* AF_INET, AF_INET6 */
 
+/* fork(): held across it, so the child finds the table whole (shim/fork.c). */
+void
+sockfd_fork_lock(void)
+{
+	pthread_mutex_lock(&sockfd_lock);
+}
+
+void
+sockfd_fork_unlock(void)
+{
+	pthread_mutex_unlock(&sockfd_lock);
+}
+
 static void
 opts_free(struct sockfd_opt *o)
 {

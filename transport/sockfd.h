@@ -43,4 +43,8 @@ int sockfd_getpeername(int fd, struct sockaddr *sa, socklen_t *len);
 /* Turn the descriptor's real status into a socket's. */
 void sockfd_fix_stat(struct stat *st);
 
+/* fork(): the table's lock is held across it (shim/fork.c). */
+void sockfd_fork_lock(void);
+void sockfd_fork_unlock(void);
+
 #endif

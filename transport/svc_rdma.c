@@ -11,20 +11,28 @@
  *               xp_reply sends its reply (svc_rdma_sendto.c).
  *
  * Everything runs in the program's svc_run() thread, as libtirpc's own
- * transports do.  A received call is copied out of its receive buffer and
- * the buffer is posted again at once, so the credits granted are always
- * backed by posted receives (RFC 8166 s4.3.1).  A connection that fails
- * is flushed: its completion channel wakes, xp_stat says XPRT_DIED, and
- * libtirpc destroys it.
+ * transports do.  Each connection's credits are reserved in the device's
+ * shared receive queue when it is accepted (sc_grant says how many the
+ * budget affords), and a received call is copied out of its receive
+ * buffer and the buffer posted again at once, so the credits granted are
+ * always backed by posted receives (RFC 8166 s4.3.1).  A connection that
+ * fails is flushed: its completion channel wakes, xp_stat says
+ * XPRT_DIED, and libtirpc destroys it.
  */
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
+#include "budget.h"
 #include "common/log.h"
 #include "common/sockaddr.h"
 #include "sockfd.h"
 #include "svc_rdma_int.h"
+
+/* Server connections of the process (for the credits of new ones). */
+static unsigned int sc_live;
 
 bool
 svc_rdma_set_addrs(SVCXPRT *xprt, const struct sockaddr *local,
@@ -72,13 +80,53 @@ sc_fail(struct svc_rdma_conn *sc, int err, const char *why)
 	ep_disconnect(sc->ep);
 }
 
+/*
+ * A pool buffer of len octets for this connection.  When the budget has
+ * no room, other connections' finished Sends may be what holds it (their
+ * send buffers go back only when they are reaped, usually with their next
+ * call): reap them and try once more.
+ */
+struct rdma_pbuf *
+sc_pool_get(struct svc_rdma_conn *sc, size_t len)
+{
+	struct rdma_pbuf *pb = rdma_pool_get(ep_dev(sc->ep), len);
+
+	if (pb || errno != ENOMEM)
+		return pb;
+	sc_drain(sc);
+	sc_reap_others(sc);
+	return rdma_pool_get(ep_dev(sc->ep), len);
+}
+
+/* Give a buffer RDMA may still target back only once nothing can. */
+static void
+sc_pool_done(struct svc_rdma_conn *sc, struct rdma_pbuf **pb)
+{
+	if (!*pb || ep_dead(sc->ep))
+		return;
+	rdma_pool_put(ep_dev(sc->ep), *pb);
+	*pb = NULL;
+}
+
 void
 sc_call_done(struct svc_rdma_conn *sc)
 {
 	sc->in_call = false;
-	if (sc->call_pb && !ep_dead(sc->ep)) {
-		rdma_pool_put(ep_dev(sc->ep), sc->call_pb);
-		sc->call_pb = NULL;
+	sc_pool_done(sc, &sc->call_pb);
+	sc_pool_done(sc, &sc->bounce);
+	free(sc->call_heap);
+	sc->call_heap = NULL;
+	sc->call_data = NULL;
+	free(sc->reply_heap);
+	sc->reply_heap = NULL;
+	sc->reply_heap_cap = 0;
+	free(sc->ddp_heap);
+	sc->ddp_heap = NULL;
+	/* A large rebuilt call's buffer does not stay with an idle connection. */
+	if (sc->callbuf_cap > SC_CALLBUF_KEEP) {
+		free(sc->callbuf);
+		sc->callbuf = NULL;
+		sc->callbuf_cap = 0;
 	}
 }
 
@@ -86,11 +134,48 @@ sc_call_done(struct svc_rdma_conn *sc)
 /* xp_ops                                                              */
 /* ------------------------------------------------------------------ */
 
+/*
+ * fork(): in a child, a connection of the parent is dead.  Nothing of it
+ * may be touched here (its receives, its memory, its queue pair are the
+ * parent's): calls and replies fail, xp_stat says XPRT_DIED and libtirpc
+ * destroys it, which only lets go of it (sc_abandon).
+ */
+static bool
+sc_parents(SVCXPRT *xprt)
+{
+	return ep_forked(sc_of(xprt)->ep);
+}
+
+static bool_t
+sc_recv_live(SVCXPRT *xprt, struct rpc_msg *msg)
+{
+	return !sc_parents(xprt) && sc_recv(xprt, msg);
+}
+
+static bool_t
+sc_getargs_live(SVCXPRT *xprt, xdrproc_t xdr_args, void *args_ptr)
+{
+	return !sc_parents(xprt) && sc_getargs(xprt, xdr_args, args_ptr);
+}
+
+static bool_t
+sc_reply_live(SVCXPRT *xprt, struct rpc_msg *msg)
+{
+	if (sc_parents(xprt)) {
+		shim_log(SHIM_LOG_WARN,
+			 "server: no reply on an RDMA connection accepted before fork(): it is the parent's");
+		return FALSE;
+	}
+	return sc_reply(xprt, msg);
+}
+
 static enum xprt_stat
 sc_stat(SVCXPRT *xprt)
 {
 	struct svc_rdma_conn *sc = sc_of(xprt);
 
+	if (sc_parents(xprt))
+		return XPRT_DIED;
 	/* The dispatch of the previous call is over, replied or not. */
 	sc_call_done(sc);
 	if (ep_dead(sc->ep))
@@ -105,29 +190,69 @@ sc_free(struct svc_rdma_conn *sc)
 	free(sc->rq_idx);
 	free(sc->rq_len);
 	free(sc->callbuf);
+	free(sc->call_heap);
+	free(sc->reply_heap);
+	free(sc->ddp_heap);
 	free(sc);
 }
 
-void
-sc_destroy(SVCXPRT *xprt)
+/* Receives taken but not served go back to the shared queue. */
+static void
+sc_ring_release(struct svc_rdma_conn *sc)
 {
-	struct svc_rdma_conn *sc = sc_of(xprt);
+	for (; sc->rq_count; sc->rq_count--) {
+		(void)ep_post_recv(sc->ep, sc->rq_idx[sc->rq_head]);
+		sc->rq_head = (sc->rq_head + 1) % sc->credits;
+	}
+}
+
+static void
+sc_unlink(struct svc_rdma_conn *sc)
+{
 	struct svc_rdma_conn **pp;
 
-	xprt_unregister(xprt);
+	xprt_unregister(&sc->xprt);
 	for (pp = &sc->lst->conns; *pp; pp = &(*pp)->next) {
 		if (*pp == sc) {
 			*pp = sc->next;
 			break;
 		}
 	}
+}
+
+void
+sc_abandon(struct svc_rdma_conn *sc)
+{
+	sc_unlink(sc);
+	shim_log(SHIM_LOG_DEBUG,
+		 "server: an RDMA connection accepted before fork() is left to the parent");
+	/* Its statistics slot is in the parent's file. */
+	sockfd_del(sc->xprt.xp_fd);
+	ep_abandon(sc->ep);
+	__atomic_fetch_sub(&sc_live, 1, __ATOMIC_RELAXED);
+	sc_free(sc);
+}
+
+void
+sc_destroy(SVCXPRT *xprt)
+{
+	struct svc_rdma_conn *sc = sc_of(xprt);
+
+	if (sc_parents(xprt)) {
+		sc_abandon(sc);
+		return;
+	}
+	sc_unlink(sc);
 	shim_log(SHIM_LOG_DEBUG, "server: connection closed");
 	shim_stats_close(sc->stats);
 	sockfd_del(xprt->xp_fd);
 	ep_disconnect(sc->ep);
+	sc_ring_release(sc);
 	/* Read targets are released once the queue pair is gone. */
 	ep_hold(sc->ep, sc->call_pb);
+	ep_hold(sc->ep, sc->bounce);
 	ep_destroy(sc->ep);
+	__atomic_fetch_sub(&sc_live, 1, __ATOMIC_RELAXED);
 	sc_free(sc);
 }
 
@@ -150,10 +275,10 @@ sc_control(SVCXPRT *xprt, const u_int rq, void *in)
 }
 
 static const struct xp_ops conn_ops = {
-	.xp_recv = sc_recv,
+	.xp_recv = sc_recv_live,
 	.xp_stat = sc_stat,
-	.xp_getargs = sc_getargs,
-	.xp_reply = sc_reply,
+	.xp_getargs = sc_getargs_live,
+	.xp_reply = sc_reply_live,
 	.xp_freeargs = sc_freeargs,
 	.xp_destroy = sc_destroy,
 };
@@ -179,18 +304,47 @@ sc_publish(struct svc_rdma_conn *sc)
 		return;
 	sc->stats->inline_send = ep_send_max(ep);
 	sc->stats->inline_recv = ep_recv_max(ep);
-	sc->stats->credits = sc->lst->params.credits;
+	sc->stats->credits = sc->credits;
 	sc->stats->rinv = ep_rinv(ep);
 	sc->stats->peer_pdata = ep_peer_pdata(ep);
 	shim_stats_publish(sc->stats);
 }
 
+/* Connections this process may still accept: one descriptor each. */
+static unsigned int
+sc_future(void)
+{
+	unsigned int plan = SC_PLAN_MAX, live;
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < plan)
+		plan = (unsigned int)rl.rlim_cur;
+	live = __atomic_load_n(&sc_live, __ATOMIC_RELAXED) + 1;
+	return plan > live ? plan - live : 0;
+}
+
+unsigned int
+sc_grant(const struct svc_rdma_listener *lst, struct rdma_cm_id *id)
+{
+	struct rdma_dev *dev = id->verbs ? rdma_dev_get(id->verbs) : NULL;
+	uint64_t left;
+	unsigned int c;
+
+	if (!dev)
+		return 0;
+	/* Receives registered and not promised count as what is left. */
+	left = rdma_mem_available() + rdma_srq_spare_bytes(dev, RDMA_SRQ_SERVER);
+	c = budget_credits(left, SC_KEEP, lst->params.inline_recv,
+			   lst->params.credits, sc_future());
+	rdma_dev_put(dev);
+	return c;
+}
+
 int
-sc_create(struct svc_rdma_listener *lst, struct ep *ep,
+sc_create(struct svc_rdma_listener *lst, struct ep *ep, unsigned int credits,
 	  struct svc_rdma_conn **out)
 {
 	const struct sockaddr *la = ep_local_addr(ep), *ra = ep_peer_addr(ep);
-	unsigned int nrecv = ep_nrecv(ep);
 	struct svc_rdma_conn *sc;
 
 	sc = calloc(1, sizeof(*sc));
@@ -198,8 +352,9 @@ sc_create(struct svc_rdma_listener *lst, struct ep *ep,
 		goto out_destroy;
 	sc->ep = ep;
 	sc->lst = lst;
-	sc->rq_idx = calloc(nrecv, sizeof(*sc->rq_idx));
-	sc->rq_len = calloc(nrecv, sizeof(*sc->rq_len));
+	sc->credits = credits;
+	sc->rq_idx = calloc(credits, sizeof(*sc->rq_idx));
+	sc->rq_len = calloc(credits, sizeof(*sc->rq_len));
 	if (!sc->rq_idx || !sc->rq_len)
 		goto out_free;
 	memcpy(&sc->laddr, la, sa_len(la));
@@ -222,6 +377,7 @@ sc_create(struct svc_rdma_listener *lst, struct ep *ep,
 	ep_set_owner(ep, sc);
 	sc->next = lst->conns;
 	lst->conns = sc;
+	__atomic_fetch_add(&sc_live, 1, __ATOMIC_RELAXED);
 	xprt_register(&sc->xprt);
 	sc_publish(sc);
 	*out = sc;

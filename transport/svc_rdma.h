@@ -25,6 +25,7 @@ struct svc_rdma_params {
 	uint32_t inline_recv;
 	unsigned int credits;		/* receives posted and credits granted */
 	uint64_t max_call;		/* largest call accepted, octets */
+	uint64_t max_pinned;		/* the process's budget, 0: default */
 	bool remote_inv;
 };
 

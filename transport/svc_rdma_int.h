@@ -28,11 +28,30 @@
 #include "ep.h"
 #include "rpcrdma_xdr.h"
 #include "svc_rdma.h"
+#include "ulb.h"
 
 /* libtirpc dereferences xp_p3 (SVCXPRT_EXT); give it zeroed room. */
 #define SVC_EXT_SIZE 128
-/* Send buffers beyond the credits, for RDMA_ERROR replies. */
+/* Send contexts beyond the credits, for RDMA_ERROR replies. */
 #define SC_NSEND_EXTRA 4
+/*
+ * A call's Read chunks up to this many octets are read straight into a
+ * pool buffer when the budget allows; larger ones, or any when it does
+ * not, through a bounce buffer of SC_BOUNCE octets into ordinary memory.
+ * Replies and Write chunk results are written out the same way.
+ */
+#define SC_DIRECT_MAX ((size_t)2 << 20)
+#define SC_BOUNCE ((size_t)256 << 10)
+/*
+ * What new connections' credits leave of the budget for the calls of
+ * the connections there are (one at a time: svc_run's thread): a bounce
+ * buffer each way, and a chunk of send buffers.
+ */
+#define SC_KEEP (2 * SC_BOUNCE + ((size_t)64 << 10))
+/* A connection keeps a heap buffer this large for rebuilt calls. */
+#define SC_CALLBUF_KEEP ((size_t)64 << 10)
+/* Connections a process plans credits for at most (one descriptor each). */
+#define SC_PLAN_MAX 1024u
 /* How long a reply may wait for a free send buffer or queue room. */
 #define SC_SEND_WAIT_MS 5000
 /* Bound on pulling a call's Read chunks. */
@@ -45,9 +64,11 @@ struct svc_rdma_conn;
 struct svc_rdma_listener {
 	SVCXPRT xprt;			/* the listener transport */
 	char ext[SVC_EXT_SIZE];
-	struct shim_stats_conn *stats;	/* the rendezvous' slot, not ours */
+	struct shim_stats_conn *stats;	/* the rendezvous' slot, or ours */
+	bool stats_own;			/* a slot of this process (after fork) */
 	struct rdma_event_channel *ech;	/* NULL once it failed (lst_fail) */
 	struct rdma_cm_id *id;
+	unsigned int gen;		/* cred_gen() of the process serving it */
 	struct svc_rdma_params params;
 	struct svc_rdma_conn *conns;
 };
@@ -61,7 +82,10 @@ struct svc_rdma_conn {
 	struct sockaddr_storage raddr;
 	struct sockaddr_storage laddr;
 
-	/* Completed receives not yet served: ring of nrecv entries. */
+	/* RFC 8166 s4.3.1: calls granted, receives reserved for them. */
+	unsigned int credits;
+
+	/* Completed receives not yet served: ring of credits entries. */
 	uint32_t *rq_idx;
 	uint32_t *rq_len;
 	unsigned int rq_head;
@@ -71,16 +95,31 @@ struct svc_rdma_conn {
 	bool in_call;
 	uint32_t xid;
 	struct rpcrdma_hdr hdr;		/* its transport header */
+	struct ulb_call ulb;		/* what its binding says (ulb.h) */
 	uint8_t *callbuf;		/* an inline or rebuilt call */
 	size_t callbuf_cap;
-	struct rdma_pbuf *call_pb;	/* its Read chunks' data */
-	unsigned int reads_inflight;
+	uint8_t *call_data;		/* its Read chunks' data: */
+	struct rdma_pbuf *call_pb;	/*  read into this pool buffer, */
+	uint8_t *call_heap;		/*  or through the bounce into this */
+	struct rdma_pbuf *bounce;	/* for chunks beyond the pool (SC_BOUNCE) */
+	unsigned int rw_inflight;	/* RDMA Reads and signaled Writes */
 	XDR xdrs;			/* decodes the call */
+	/*
+	 * RFC 8166 s4.3.1: an RDMA_ERROR goes out only once the failed
+	 * message's receive is posted again (the client may send at once).
+	 */
+	bool err_defer, err_pending;
+	uint32_t err_xid, err_vers, err_code;
 
 	/* The reply being built. */
 	struct rpcrdma_hdr rhdr;
+	xdrproc_t reply_proc;		/* its results, to size it (once) */
+	void *reply_where;
 	struct rdma_pbuf *reply_pb;	/* a reply beyond the send buffer */
+	uint8_t *reply_heap;		/* ... or beyond what the pool gives */
+	size_t reply_heap_cap;
 	struct rdma_pbuf *ddp_pb;	/* the result placed in a Write chunk */
+	uint8_t *ddp_heap;		/* ... or beyond what the pool gives */
 	struct shim_stats_conn *stats;
 	struct ibv_send_wr wrs[SC_MAX_WRITES];
 	struct ibv_sge sges[SC_MAX_WRITES];
@@ -102,14 +141,24 @@ bool svc_rdma_set_addrs(SVCXPRT *xprt, const struct sockaddr *local,
 void svc_rdma_free_addrs(SVCXPRT *xprt);
 
 /*
- * The transport of a connection lst accepted, registered with libtirpc
- * and published in the statistics.  Takes ep (destroyed on failure).
- * Returns 0 with *out, or -ENOMEM.
+ * Credits for a connection lst is asked to accept on the device of id,
+ * from what the budget of registered memory has left (budget_credits);
+ * 0: refuse it.
+ */
+unsigned int sc_grant(const struct svc_rdma_listener *lst,
+		      struct rdma_cm_id *id);
+
+/*
+ * The transport of a connection lst accepted with credits, registered
+ * with libtirpc and published in the statistics.  Takes ep (destroyed on
+ * failure).  Returns 0 with *out, or -ENOMEM.
  */
 int sc_create(struct svc_rdma_listener *lst, struct ep *ep,
-	      struct svc_rdma_conn **out);
+	      unsigned int credits, struct svc_rdma_conn **out);
 /* xp_destroy: unregister and free a connection. */
 void sc_destroy(SVCXPRT *xprt);
+/* fork(): a child lets go of a connection of its parent (ep_abandon). */
+void sc_abandon(struct svc_rdma_conn *sc);
 /* The connection cannot go on (s5.5.4): flush it, libtirpc destroys it. */
 void sc_fail(struct svc_rdma_conn *sc, int err, const char *why);
 /* Everything the previous call held goes back. */
@@ -121,8 +170,14 @@ void sc_call_done(struct svc_rdma_conn *sc);
 
 /* Take every completion available: receives are queued, sends reaped. */
 void sc_drain(struct svc_rdma_conn *sc);
+/* Reap the finished Sends of the listener's other connections. */
+void sc_reap_others(struct svc_rdma_conn *sc);
+/* A pool buffer, reaping finished Sends first when the budget is short. */
+struct rdma_pbuf *sc_pool_get(struct svc_rdma_conn *sc, size_t len);
 /* Sleep until the next completion or the deadline; false when past it. */
 bool sc_sleep(struct svc_rdma_conn *sc, int64_t deadline);
+/* Wait (bounded) until no RDMA Read or signaled Write is in flight. */
+int sc_rw_wait(struct svc_rdma_conn *sc, int64_t deadline);
 /* Room for a call of len octets in sc->callbuf. */
 bool sc_callbuf_reserve(struct svc_rdma_conn *sc, size_t len);
 
@@ -151,6 +206,19 @@ int sc_gather_call(struct svc_rdma_conn *sc, const uint8_t *inl,
 int sc_build_writes(struct svc_rdma_conn *sc, const uint8_t *src,
 		    uint32_t lkey, uint64_t len, struct rpcrdma_segment *segs,
 		    unsigned int nsegs, unsigned int nwr);
+
+/*
+ * The same from ordinary memory, through the bounce buffer: each
+ * bounce-full is written and completed before the next is copied.
+ * Returns 0, -EMSGSIZE when the segments are too small, -ENOMEM, or
+ * another -errno (the connection failed).
+ */
+int sc_write_bounced(struct svc_rdma_conn *sc, const uint8_t *src,
+		     uint64_t len, struct rpcrdma_segment *segs,
+		     unsigned int nsegs);
+
+/* The call's bounce buffer, registered on first use; NULL: no memory. */
+struct rdma_pbuf *sc_bounce(struct svc_rdma_conn *sc);
 
 /* ------------------------------------------------------------------ */
 /* Replies (svc_rdma_sendto.c)                                         */

@@ -12,9 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "budget.h"
 #include "common/log.h"
 #include "common/log_once.h"
 #include "common/sockaddr.h"
+#include "cred.h"
 #include "hooks.h"
 #include "sockfd.h"
 #include "svc_rdma_int.h"
@@ -26,27 +28,45 @@
 /* ------------------------------------------------------------------ */
 
 static void
-conn_attr(const struct svc_rdma_params *p, struct ep_attr *a)
+conn_attr(const struct svc_rdma_params *p, unsigned int credits,
+	  struct ep_attr *a)
 {
 	memset(a, 0, sizeof(*a));
 	a->inline_send = p->inline_send;
 	a->inline_recv = p->inline_recv;
-	a->nrecv = p->credits;
-	a->nsend = p->credits + SC_NSEND_EXTRA;
+	a->nrecv = credits;
+	a->nsend = credits + SC_NSEND_EXTRA;
 	a->send_buf_size = p->inline_send;
 	a->max_send_wr = a->nsend + SC_MAX_WRITES + 8;
 	a->remote_inv = p->remote_inv;
 }
 
-/* True for the first connection from this peer address (any port). */
+/* True for the first connection (tag 0) or refusal (1) from this address. */
 static bool
-first_from(const struct sockaddr *sa)
+first_from(const struct sockaddr *sa, uint64_t tag)
 {
 	struct peer_key key;
 
 	(void)peer_key_from(&key, sa);
 	key.port = 0;
-	return log_once(LOG_ONCE_CONNECTION, &key, 0);
+	return log_once(LOG_ONCE_CONNECTION, &key, tag);
+}
+
+/*
+ * No memory for one more connection's credits: refused at the CM, so
+ * that its client uses TCP at once while the calls of the connections
+ * there are go on.
+ */
+static void
+log_refused(const struct sockaddr *ra)
+{
+	char peer[INET6_ADDRSTRLEN];
+
+	sa_format_addr(ra, peer, sizeof(peer));
+	shim_log(first_from(ra, 1) ? SHIM_LOG_WARN : SHIM_LOG_DEBUG,
+		 "server: refusing an RDMA connection from %s port %u: no registered memory for its credits (%llu of %llu KiB of max_pinned in use; raise max_pinned and ulimit -l)",
+		 peer, sa_port(ra), (unsigned long long)(budget_used() >> 10),
+		 (unsigned long long)(budget_total() >> 10));
 }
 
 static void
@@ -63,32 +83,41 @@ log_connection(const struct svc_rdma_listener *lst,
 	 * thresholds read call/reply, as on the client's line: the same two
 	 * numbers on both ends of a connection.
 	 */
-	shim_log(first_from(ra) ? SHIM_LOG_INFO : SHIM_LOG_DEBUG,
+	shim_log(first_from(ra, 0) ? SHIM_LOG_INFO : SHIM_LOG_DEBUG,
 		 "server: RDMA connection from %s port %u: inline %u/%u%s, credits %u, R=%d",
 		 peer, sa_port(ra), ep_recv_max(ep), ep_send_max(ep),
 		 ep_peer_pdata(ep) ? "" : " (peer sent no RFC 8797 private data)",
-		 lst->params.credits, ep_rinv(ep));
+		 sc->credits, ep_rinv(ep));
 }
 
 static void
 on_connect_request(struct svc_rdma_listener *lst, struct rdma_cm_event *ev)
 {
 	struct rdma_cm_id *id = ev->id;
+	unsigned int credits = sc_grant(lst, id);
 	struct svc_rdma_conn *sc;
 	struct ep_attr attr;
 	struct ep *ep;
-	int ret;
+	int ret = -ENOMEM;
 
-	conn_attr(&lst->params, &attr);
-	ret = ep_accept(id, &ev->param.conn, &attr, &ep);
+	if (credits) {
+		conn_attr(&lst->params, credits, &attr);
+		ret = ep_accept(id, &ev->param.conn, &attr, &ep);
+	} else if (rdma_reject(id, NULL, 0) && cm_refused(id->channel)) {
+		(void)rdma_reject(id, NULL, 0);
+	}
 	rdma_ack_cm_event(ev);
 	if (ret) {
-		shim_log(SHIM_LOG_WARN, "server: cannot accept an RDMA connection: %s",
-			 strerror(-ret));
-		rdma_destroy_id(id);
+		if (ret == -ENOMEM)
+			log_refused(rdma_get_peer_addr(id));
+		else
+			shim_log(SHIM_LOG_WARN,
+				 "server: cannot accept an RDMA connection: %s",
+				 strerror(-ret));
+		cm_destroy_id(id);
 		return;
 	}
-	if (sc_create(lst, ep, &sc))
+	if (sc_create(lst, ep, credits, &sc))
 		return;
 	SHIM_STATS_ADD(lst->stats, connections, 1);
 	log_connection(lst, sc);
@@ -100,11 +129,12 @@ on_connect_request(struct svc_rdma_listener *lst, struct rdma_cm_event *ev)
 
 /*
  * The listener cannot take events any more.  The kernel refuses RDMA-CM
- * commands from credentials other than those that opened the channel: a
- * daemon that changes user after creating its transports (rpcbind does)
- * ends here.  Stop for good rather than leave a readable descriptor for
- * svc_run to spin on: closing the channel tears the listener down in the
- * kernel, so clients are refused at once and use TCP.
+ * commands from credentials other than those that opened the channel; the
+ * channel is moved to the new ones (cred.h), unless they cannot open the
+ * RDMA-CM device: then this ends here.  Stop for good rather than leave a
+ * readable descriptor for svc_run to spin on: closing the channel tears
+ * the listener down in the kernel, so clients are refused at once and use
+ * TCP.
  */
 static void
 lst_fail(struct svc_rdma_listener *lst, int err)
@@ -114,20 +144,22 @@ lst_fail(struct svc_rdma_listener *lst, int err)
 	shim_log(SHIM_LOG_WARN,
 		 "server: RDMA listener on port %u stops: %s%s", lst->xprt.xp_port,
 		 strerror(err), err == EACCES ?
-		 " (the process changed its credentials after creating it); RDMA clients now use TCP" :
+		 " (the process changed its credentials and cannot open the RDMA-CM device under the new ones); RDMA clients now use TCP" :
 		 "");
 	xprt_unregister(&lst->xprt);
 	/*
 	 * Flush the connections while their ids' channel still exists: the
-	 * flushed receives wake each one, and libtirpc destroys it.  Their
-	 * ids go with the channel.
+	 * flushed request ep_wake posts wakes each one, and libtirpc
+	 * destroys it.  Their ids go with the channel.
 	 */
 	for (sc = lst->conns; sc; sc = sc->next) {
 		ep_set_dead(sc->ep, err);
 		ep_disconnect(sc->ep);
+		ep_wake(sc->ep);
 		ep_cm_lost(sc->ep);
 	}
 	sockfd_del(lst->ech->fd);
+	cm_forget(lst->ech);
 	/* librdmacm closes its own descriptor. */
 	rdma_destroy_event_channel(lst->ech);
 	lst->ech = NULL;
@@ -153,18 +185,98 @@ on_conn_event(struct rdma_cm_event *ev)
 	case RDMA_CM_EVENT_REJECTED:
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
 		/*
-		 * Flush the queue pair: the flushed receives wake the
-		 * connection's transport, which reports XPRT_DIED and is
-		 * destroyed by libtirpc.
+		 * Flush the queue pair: the flushed request ep_wake posts
+		 * wakes the connection's transport, which reports XPRT_DIED
+		 * and is destroyed by libtirpc.
 		 */
 		if (sc) {
 			ep_set_dead(sc->ep, ECONNRESET);
 			ep_disconnect(sc->ep);
+			ep_wake(sc->ep);
 		}
 		break;
 	default:
 		break;
 	}
+}
+
+/* ------------------------------------------------------------------ */
+/* fork(): a child serving its parent's listener                       */
+/* ------------------------------------------------------------------ */
+
+/* The connections are the parent's: this process only lets go of them. */
+static void
+lst_drop_conns(struct svc_rdma_listener *lst)
+{
+	while (lst->conns)
+		sc_abandon(lst->conns);
+}
+
+/* This process no longer has the listener (another process took it). */
+static void
+lst_let_go(struct svc_rdma_listener *lst)
+{
+	xprt_unregister(&lst->xprt);
+	if (!lst->ech)
+		return;
+	sockfd_del(lst->ech->fd);
+	cm_forget(lst->ech);
+	/* Our copy of the descriptor; the id is not ours to destroy. */
+	rdma_destroy_event_channel(lst->ech);
+	lst->ech = NULL;
+	lst->id = NULL;
+}
+
+/*
+ * The statistics slot is in the parent's file: this process publishes a
+ * copy in its own.
+ */
+static void
+lst_stats_own(struct svc_rdma_listener *lst)
+{
+	struct shim_stats_conn *old = lst->stats, *s;
+
+	lst->stats = NULL;
+	if (!old)
+		return;
+	s = shim_stats_open(SHIM_STATS_LISTENER, old->transport, NULL, NULL);
+	if (!s)
+		return;
+	memcpy((char *)s + sizeof(s->state), (const char *)old + sizeof(old->state),
+	       sizeof(*s) - sizeof(s->state));
+	lst->stats = s;
+	lst->stats_own = true;
+	shim_stats_publish(s);
+}
+
+/*
+ * A child runs svc_run() on the listener its parent made (a daemon after
+ * fork(), a pre-forked worker): the first to read it takes the listening
+ * id over into a channel of its own, with the connection requests that
+ * wait on it; the others find it gone.  True when this process serves it.
+ */
+static bool
+lst_adopt(struct svc_rdma_listener *lst)
+{
+	int ret;
+
+	lst_drop_conns(lst);
+	ret = cm_adopt(lst->ech, lst->id);
+	if (ret) {
+		shim_log(SHIM_LOG_INFO,
+			 "server: RDMA listener on port %u: %s; this process serves TCP only",
+			 lst->xprt.xp_port, ret == -EINVAL || ret == -ENOENT ?
+			 "another process took it over after fork()" :
+			 strerror(-ret));
+		lst_let_go(lst);
+		return false;
+	}
+	lst->gen = cred_gen();
+	lst_stats_own(lst);
+	shim_log(SHIM_LOG_INFO,
+		 "server: RDMA listener on port %u taken over after fork()",
+		 lst->xprt.xp_port);
+	return true;
 }
 
 static bool_t
@@ -173,8 +285,10 @@ lst_recv(SVCXPRT *xprt, struct rpc_msg *msg)
 	struct svc_rdma_listener *lst = xprt->xp_p1;
 	struct rdma_cm_event *ev;
 
+	if (lst->ech && lst->gen != cred_gen() && !lst_adopt(lst))
+		return FALSE;
 	while (lst->ech) {
-		if (rdma_get_cm_event(lst->ech, &ev)) {
+		if (cm_get_event(lst->ech, &ev)) {
 			if (errno != EAGAIN && errno != EWOULDBLOCK &&
 			    errno != EINTR)
 				lst_fail(lst, errno);
@@ -219,14 +333,23 @@ lst_no_reply(SVCXPRT *xprt, struct rpc_msg *msg)
 static void
 lst_free(struct svc_rdma_listener *lst)
 {
+	if (lst->gen != cred_gen()) {
+		/* The parent's, never taken over: let go, destroy nothing. */
+		lst_drop_conns(lst);
+		lst_let_go(lst);
+	}
 	while (lst->conns)
 		sc_destroy(&lst->conns->xprt);
 	if (lst->ech)
 		sockfd_del(lst->ech->fd);
 	if (lst->id)
-		rdma_destroy_id(lst->id);
-	if (lst->ech)
+		cm_destroy_id(lst->id);
+	if (lst->ech) {
+		cm_forget(lst->ech);
 		rdma_destroy_event_channel(lst->ech);
+	}
+	if (lst->stats_own)
+		shim_stats_close(lst->stats);
 	svc_rdma_free_addrs(&lst->xprt);
 	free(lst);
 }
@@ -292,15 +415,14 @@ static int
 lst_bind(struct svc_rdma_listener *lst, const struct sockaddr *addr,
 	 bool v6only, enum rdma_fail *why)
 {
-	int fl;
+	int fl, ret;
 
 	fl = fcntl(lst->ech->fd, F_GETFL);
 	if (fl < 0 || fcntl(lst->ech->fd, F_SETFL, fl | O_NONBLOCK) < 0)
 		return -errno;
-	if (rdma_create_id(lst->ech, &lst->id, lst, RDMA_PS_TCP)) {
-		lst->id = NULL;
-		return -errno;
-	}
+	ret = cm_create_id(lst->ech, &lst->id, lst);
+	if (ret)
+		return ret;
 	/*
 	 * An IPv6 listener takes IPv6 only when its TCP socket does
 	 * (IPV6_V6ONLY, as libtirpc sets for tcp6), so that the tcp and tcp6
@@ -336,6 +458,7 @@ svc_rdma_listen(SVCXPRT *tcp_xprt, const struct sockaddr *addr, u_int sendsz,
 	socklen_t olen = sizeof(v6only);
 
 	*why = RDMA_FAIL_ERROR;
+	budget_setup(params->max_pinned);
 	if (addr->sa_family == AF_INET6 &&
 	    getsockopt(tcp_xprt->xp_fd, IPPROTO_IPV6, IPV6_V6ONLY, &v6only,
 		       &olen) < 0)
@@ -344,6 +467,7 @@ svc_rdma_listen(SVCXPRT *tcp_xprt, const struct sockaddr *addr, u_int sendsz,
 	if (!lst)
 		return -ENOMEM;
 	lst->params = *params;
+	lst->gen = cred_gen();
 
 	lst->ech = rdma_create_event_channel();
 	if (!lst->ech) {

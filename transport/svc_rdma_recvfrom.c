@@ -8,7 +8,6 @@
  * pulled into a pool buffer) and the receive posted again at once.
  */
 #include <errno.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,12 +23,24 @@
 /* Completions and the receive ring                                    */
 /* ------------------------------------------------------------------ */
 
+/*
+ * A received message waits for xp_recv.  A client never has more calls
+ * unanswered than its credits (RFC 8166 s4.3.1), and a call is taken out
+ * before its reply is sent, so the ring never holds more: one that would
+ * is a client taking receives of the shared queue that others were
+ * promised, and its connection is closed.
+ */
 static void
 rq_push(struct svc_rdma_conn *sc, uint32_t idx, uint32_t len)
 {
-	unsigned int n = ep_nrecv(sc->ep);
-	unsigned int tail = (sc->rq_head + sc->rq_count) % n;
+	unsigned int tail = (sc->rq_head + sc->rq_count) % sc->credits;
 
+	if (sc->rq_count == sc->credits) {
+		(void)ep_post_recv(sc->ep, idx);
+		if (!ep_dead(sc->ep))
+			sc_fail(sc, EPROTO, "the client sent more calls than its credits");
+		return;
+	}
 	sc->rq_idx[tail] = idx;
 	sc->rq_len[tail] = len;
 	sc->rq_count++;
@@ -40,8 +51,20 @@ rq_pop(struct svc_rdma_conn *sc, uint32_t *idx, uint32_t *len)
 {
 	*idx = sc->rq_idx[sc->rq_head];
 	*len = sc->rq_len[sc->rq_head];
-	sc->rq_head = (sc->rq_head + 1) % ep_nrecv(sc->ep);
+	sc->rq_head = (sc->rq_head + 1) % sc->credits;
 	sc->rq_count--;
+}
+
+/* A send-side completion: its buffers back, RDMA Reads and Writes counted. */
+static void
+sc_send_done(struct svc_rdma_conn *sc, const struct ibv_wc *wc)
+{
+	enum ep_wr_kind kind = EP_WRID_KIND(wc->wr_id);
+
+	if ((kind == EP_WR_READ || kind == EP_WR_WRITE_SIGNALED) &&
+	    sc->rw_inflight)
+		sc->rw_inflight--;
+	(void)ep_reap_send(sc->ep, wc);
 }
 
 void
@@ -58,17 +81,18 @@ sc_drain(struct svc_rdma_conn *sc)
 			return;
 		}
 		for (k = 0; k < n; k++) {
-			if (EP_WRID_KIND(wc[k].wr_id) == EP_WR_READ &&
-			    sc->reads_inflight)
-				sc->reads_inflight--;
-			if (ep_reap_send(ep, &wc[k]))
+			if (EP_WRID_KIND(wc[k].wr_id) != EP_WR_RECV) {
+				sc_send_done(sc, &wc[k]);
 				continue;
+			}
 			if (wc[k].status != IBV_WC_SUCCESS) {
 				if (wc[k].status != IBV_WC_WR_FLUSH_ERR)
 					shim_log(SHIM_LOG_WARN,
 						 "server: receive failed: %s",
 						 ibv_wc_status_str(wc[k].status));
 				ep_set_dead(ep, ECONNRESET);
+				/* The buffer is the shared queue's again. */
+				(void)ep_post_recv(ep, EP_WRID_IDX(wc[k].wr_id));
 				continue;
 			}
 			rq_push(sc, EP_WRID_IDX(wc[k].wr_id), wc[k].byte_len);
@@ -76,17 +100,44 @@ sc_drain(struct svc_rdma_conn *sc)
 	} while (n > 0);
 }
 
+void
+sc_reap_others(struct svc_rdma_conn *sc)
+{
+	struct ibv_wc wc[SC_POLL_BATCH];
+	struct svc_rdma_conn *o;
+	int n, k;
+
+	for (o = sc->lst->conns; o; o = o->next) {
+		/* A parent's connection (after fork) is not ours to poll. */
+		if (o == sc || ep_forked(o->ep))
+			continue;
+		while ((n = ep_poll_send(o->ep, wc, SC_POLL_BATCH)) > 0)
+			for (k = 0; k < n; k++)
+				sc_send_done(o, &wc[k]);
+	}
+}
+
 bool
 sc_sleep(struct svc_rdma_conn *sc, int64_t deadline)
 {
-	struct pollfd pfd = { .fd = ep_comp_fd(sc->ep), .events = POLLIN };
-	int64_t left = deadline - ep_now_ms();
+	int64_t cap = ep_now_ms() + SC_SLEEP_MAX_MS;
 
-	if (left <= 0)
+	if (deadline <= ep_now_ms())
 		return false;
-	(void)poll(&pfd, 1, (int)(left > SC_SLEEP_MAX_MS ? SC_SLEEP_MAX_MS : left));
+	(void)ep_wait(sc->ep, deadline < cap ? deadline : cap);
 	sc_drain(sc);
 	return true;
+}
+
+int
+sc_rw_wait(struct svc_rdma_conn *sc, int64_t deadline)
+{
+	while (sc->rw_inflight && !ep_dead(sc->ep)) {
+		sc_drain(sc);
+		if (sc->rw_inflight && !sc_sleep(sc, deadline))
+			return -ETIMEDOUT;
+	}
+	return ep_dead(sc->ep) ? -ep_dead(sc->ep) : 0;
 }
 
 bool
@@ -173,6 +224,10 @@ sc_take_chunked(struct svc_rdma_conn *sc, const uint8_t *inl, size_t inl_len,
 		shim_log(SHIM_LOG_WARN,
 			 "server: call for xid 0x%08x exceeds max_call (%llu octets)",
 			 sc->hdr.xid, (unsigned long long)sc->lst->params.max_call);
+	else if (ret == -ENOMEM)
+		shim_log(SHIM_LOG_WARN,
+			 "server: no registered memory to pull the Read chunks of xid 0x%08x (max_pinned)",
+			 sc->hdr.xid);
 	else
 		shim_log(SHIM_LOG_WARN,
 			 "server: Read chunks of xid 0x%08x do not fit the call",
@@ -198,6 +253,7 @@ sc_take_message(struct svc_rdma_conn *sc, uint8_t **call, size_t *clen)
 
 	rq_pop(sc, &idx, &len);
 	buf = ep_recv_buf(ep, idx);
+	sc->err_defer = true;
 	ok = sc_header_ok(sc, rpcrdma_hdr_decode(buf, len, &sc->hdr), len);
 	if (ok && sc->hdr.nreads) {
 		ok = sc_take_chunked(sc, buf + sc->hdr.hdrlen,
@@ -214,6 +270,11 @@ sc_take_message(struct svc_rdma_conn *sc, uint8_t **call, size_t *clen)
 		}
 	}
 	(void)ep_post_recv(ep, idx);
+	sc->err_defer = false;
+	if (sc->err_pending) {
+		sc->err_pending = false;
+		sc_send_error(sc, sc->err_xid, sc->err_vers, sc->err_code);
+	}
 	return ok;
 }
 
@@ -246,6 +307,8 @@ sc_recv(SVCXPRT *xprt, struct rpc_msg *msg)
 		}
 		sc->xid = msg->rm_xid;
 		sc->in_call = true;
+		/* What the Upper Layer Binding says of it (xp_reply's placement). */
+		(void)ulb_parse_call(call, clen, &sc->ulb);
 		SHIM_STATS_ADD(sc->stats, calls, 1);
 		SHIM_STATS_ADD(sc->stats, bytes_in, clen);
 		if (sc->hdr.nreads)

@@ -1,25 +1,36 @@
 /*
  * The server's RDMA Reads and Writes (svc_rdma_int.h): a call's Read
- * chunks pulled into a pool buffer and re-inserted into the call, and the
- * RDMA Writes that place a reply's data into the client's Write and Reply
- * chunks.  Both split their operations at the device's largest message.
+ * chunks pulled and re-inserted into the call, and the RDMA Writes that
+ * place a reply's data into the client's Write and Reply chunks.  Both
+ * split their operations at the device's largest message.
+ *
+ * Registered memory per call is bounded: Read chunks of up to
+ * SC_DIRECT_MAX octets are read straight into a pool buffer when the
+ * budget gives one; larger ones (up to max_call), or any when it does
+ * not, go through a bounce buffer of SC_BOUNCE octets into ordinary
+ * memory, one bounce-full at a time.  Writes from ordinary memory go the
+ * same way back (sc_write_bounced).
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "svc_rdma_int.h"
 
-/* Post one RDMA Read, waiting for room under the client's Read limit. */
+/*
+ * Post one RDMA Read or signaled Write, waiting for room: send queue
+ * entries, and for Reads the client's Read limit (s4.3.1, last paragraph).
+ */
 static int
-sc_post_read(struct svc_rdma_conn *sc, struct ibv_send_wr *wr,
-	     int64_t deadline)
+sc_post_rw(struct svc_rdma_conn *sc, struct ibv_send_wr *wr, int64_t deadline)
 {
 	struct ep *ep = sc->ep;
 	int ret;
 
 	for (;;) {
 		ret = -EAGAIN;
-		if (sc->reads_inflight < ep_read_depth(ep))
+		if (wr->opcode != IBV_WR_RDMA_READ ||
+		    sc->rw_inflight < ep_read_depth(ep))
 			ret = ep_post_one(ep, wr);
 		if (ret != -EAGAIN)
 			break;
@@ -27,17 +38,52 @@ sc_post_read(struct svc_rdma_conn *sc, struct ibv_send_wr *wr,
 			return -ETIMEDOUT;
 	}
 	if (ret == 0)
-		sc->reads_inflight++;
+		sc->rw_inflight++;
 	return ret;
 }
 
-/* RDMA Reads of one Read segment into pb at *off, advancing *off. */
+struct rdma_pbuf *
+sc_bounce(struct svc_rdma_conn *sc)
+{
+	if (!sc->bounce)
+		sc->bounce = sc_pool_get(sc, SC_BOUNCE);
+	return sc->bounce;
+}
+
+/*
+ * Where Read chunks land.  Directly: staging is the destination.  Through
+ * the bounce: staged octets are copied to dst + done once read.
+ */
+struct sc_sink {
+	uint8_t *dst;
+	struct rdma_pbuf *stage;	/* what the Reads target */
+	bool bounced;
+	uint64_t done;			/* octets already at dst (bounced) */
+	uint64_t staged;		/* octets in stage */
+};
+
+/* Wait for the staged Reads, copy them out of the bounce buffer. */
 static int
-sc_read_segment(struct svc_rdma_conn *sc, unsigned int i, struct rdma_pbuf *pb,
-		uint64_t *off, int64_t deadline)
+sink_flush(struct svc_rdma_conn *sc, struct sc_sink *k, int64_t deadline)
+{
+	int ret = sc_rw_wait(sc, deadline);
+
+	if (ret || !k->bounced)
+		return ret;
+	memcpy(k->dst + k->done, k->stage->buf.addr, k->staged);
+	k->done += k->staged;
+	k->staged = 0;
+	return 0;
+}
+
+/* RDMA Reads of one Read segment into the sink. */
+static int
+sc_read_segment(struct svc_rdma_conn *sc, unsigned int i, struct sc_sink *k,
+		int64_t deadline)
 {
 	const struct rpcrdma_segment *seg = &sc->hdr.reads[i].target;
 	uint32_t max_msg = ep_max_msg(sc->ep);
+	uint64_t room;
 	uint32_t done, piece;
 	int ret;
 
@@ -45,83 +91,109 @@ sc_read_segment(struct svc_rdma_conn *sc, unsigned int i, struct rdma_pbuf *pb,
 		struct ibv_sge sge;
 		struct ibv_send_wr wr;
 
+		room = k->stage->buf.len - k->staged;
+		if (!room) {
+			ret = sink_flush(sc, k, deadline);
+			if (ret)
+				return ret;
+			room = k->stage->buf.len;
+		}
 		piece = seg->length - done;
 		if (piece > max_msg)
 			piece = max_msg;
+		if (piece > room)
+			piece = (uint32_t)room;
 		memset(&wr, 0, sizeof(wr));
-		sge.addr = (uintptr_t)pb->buf.addr + *off;
+		sge.addr = (uintptr_t)k->stage->buf.addr + k->staged;
 		sge.length = piece;
-		sge.lkey = pb->buf.mr->lkey;
+		sge.lkey = k->stage->buf.mr->lkey;
 		wr.wr_id = EP_WRID(EP_WR_READ, i);
 		wr.sg_list = &sge;
 		wr.num_sge = 1;
 		wr.opcode = IBV_WR_RDMA_READ;
 		wr.wr.rdma.remote_addr = seg->offset + done;
 		wr.wr.rdma.rkey = seg->handle;
-		ret = sc_post_read(sc, &wr, deadline);
+		ret = sc_post_rw(sc, &wr, deadline);
 		if (ret)
 			return ret;
-		*off += piece;
+		k->staged += piece;
 	}
 	return 0;
 }
 
 /*
- * Pull the data of Read chunks into one pool buffer, chunk after chunk
- * (s4.4.5.2).  RDMA Reads are split at the device's largest message and
- * never more are in flight than the client's responder resources allow
- * (s4.3.1, last paragraph).  Returns 0 or -errno; -EMSGSIZE beyond
- * max_call.
+ * The sink for total octets: a pool buffer when the call is small enough
+ * and the budget gives one, else ordinary memory and the bounce buffer.
+ * Nothing is registered or allocated before the total is checked.
+ */
+static int
+sc_sink_open(struct svc_rdma_conn *sc, uint64_t total, struct sc_sink *k)
+{
+	memset(k, 0, sizeof(*k));
+	if (total <= SC_DIRECT_MAX) {
+		sc->call_pb = sc_pool_get(sc, total ? total : 1);
+		if (sc->call_pb) {
+			k->stage = sc->call_pb;
+			k->dst = sc->call_data = sc->call_pb->buf.addr;
+			return 0;
+		}
+	}
+	k->bounced = true;
+	k->stage = sc_bounce(sc);
+	if (!k->stage)
+		return -ENOMEM;
+	sc->call_heap = malloc(total ? total : 1);
+	if (!sc->call_heap)
+		return -ENOMEM;
+	k->dst = sc->call_data = sc->call_heap;
+	return 0;
+}
+
+/*
+ * Pull the data of Read chunks, chunk after chunk (s4.4.5.2), never more
+ * Reads in flight than the client's responder resources allow (s4.3.1).
+ * Returns 0 or -errno: -EMSGSIZE beyond max_call, -ENOMEM without the
+ * memory for it (both before anything is read), -EBADMSG.
  */
 static int
 sc_read_chunks(struct svc_rdma_conn *sc, const struct rpcrdma_read_chunk *ch,
-	       unsigned int nch, struct rdma_pbuf **out)
+	       unsigned int nch)
 {
 	struct ep *ep = sc->ep;
 	int64_t deadline = ep_now_ms() + SC_RW_TIMEOUT_MS;
-	struct rdma_pbuf *pb;
-	uint64_t total = 0, off = 0;
-	unsigned int k, i;
+	uint64_t total = 0;
+	struct sc_sink k;
+	unsigned int c, i;
 	int ret;
 
 	/* A client that offered no Read resources cannot send Read chunks. */
 	if (!ep_read_depth(ep))
 		return -EBADMSG;
-	for (k = 0; k < nch; k++)
-		total += ch[k].length;
+	for (c = 0; c < nch; c++)
+		total += ch[c].length;
 	if (total > sc->lst->params.max_call + EP_MSG_HDR_SLACK)
 		return -EMSGSIZE;
-	pb = rdma_pool_get(ep_dev(ep), total ? total : 1);
-	if (!pb)
-		return -ENOMEM;
+	ret = sc_sink_open(sc, total, &k);
+	if (ret)
+		return ret;
 
-	for (k = 0; k < nch; k++) {
-		for (i = ch[k].first; i < ch[k].first + ch[k].nsegs; i++) {
-			ret = sc_read_segment(sc, i, pb, &off, deadline);
+	for (c = 0; c < nch; c++) {
+		for (i = ch[c].first; i < ch[c].first + ch[c].nsegs; i++) {
+			ret = sc_read_segment(sc, i, &k, deadline);
 			if (ret)
 				goto out_fail;
 		}
 	}
-	while (sc->reads_inflight && !ep_dead(ep)) {
-		sc_drain(sc);
-		if (sc->reads_inflight && !sc_sleep(sc, deadline)) {
-			ret = -ETIMEDOUT;
-			goto out_fail;
-		}
-	}
-	if (ep_dead(ep)) {
-		ret = -ep_dead(ep);
+	ret = sink_flush(sc, &k, deadline);
+	if (ret)
 		goto out_fail;
-	}
-	*out = pb;
 	/* s4.4.5.2: every Read chunk is pulled whole. */
 	SHIM_STATS_ADD(sc->stats, read_chunk_bytes, total);
 	return 0;
 
 out_fail:
-	/* Reads may still target pb: only the closed connection frees it. */
+	/* Reads may still target the buffers: the closed connection frees them. */
 	sc_fail(sc, -ret, "RDMA Read of a call's chunks failed");
-	sc->call_pb = pb;
 	return ret;
 }
 
@@ -140,7 +212,7 @@ sc_gather_call(struct svc_rdma_conn *sc, const uint8_t *inl, size_t inl_len,
 	nch = rpcrdma_read_chunks(&sc->hdr, ch, RPCRDMA1_MAX_READ_SEGS);
 	if (nch <= 0)
 		return -EBADMSG;
-	ret = sc_read_chunks(sc, ch, (unsigned int)nch, &sc->call_pb);
+	ret = sc_read_chunks(sc, ch, (unsigned int)nch);
 	if (ret)
 		return ret;
 
@@ -151,12 +223,12 @@ sc_gather_call(struct svc_rdma_conn *sc, const uint8_t *inl, size_t inl_len,
 	 */
 	if (ch[0].position == 0) {
 		/* A long call; any later chunks are positioned within it. */
-		base = sc->call_pb->buf.addr;
+		base = sc->call_data;
 		base_len = (size_t)ch[0].length;
 		data_ch = ch + 1;
 		nch--;
 		if (!nch) {
-			*call = sc->call_pb->buf.addr;
+			*call = sc->call_data;
 			*clen = base_len;
 			return 0;
 		}
@@ -172,8 +244,7 @@ sc_gather_call(struct svc_rdma_conn *sc, const uint8_t *inl, size_t inl_len,
 		return -ENOMEM;
 	n = rpcrdma_read_rebuild(sc->callbuf, sc->callbuf_cap, base, base_len,
 				 data_ch, (unsigned int)nch,
-				 (const uint8_t *)sc->call_pb->buf.addr +
-				 (base == inl ? 0 : base_len));
+				 sc->call_data + (base == inl ? 0 : base_len));
 	if (n < 0)
 		return (int)n;
 	*call = sc->callbuf;
@@ -223,4 +294,80 @@ sc_build_writes(struct svc_rdma_conn *sc, const uint8_t *src, uint32_t lkey,
 		len -= take;
 	}
 	return len ? -EMSGSIZE : (int)nwr;
+}
+
+/* Octets of len that each segment takes; false when they cannot hold it. */
+static bool
+segs_fill(struct rpcrdma_segment *segs, unsigned int nsegs, uint64_t len)
+{
+	unsigned int i;
+
+	for (i = 0; i < nsegs; i++) {
+		uint32_t take = len < segs[i].length ? (uint32_t)len : segs[i].length;
+
+		/* s4.4.6: the responder returns the octets it wrote there. */
+		segs[i].length = take;
+		len -= take;
+	}
+	return len == 0;
+}
+
+int
+sc_write_bounced(struct svc_rdma_conn *sc, const uint8_t *src, uint64_t len,
+		 struct rpcrdma_segment *segs, unsigned int nsegs)
+{
+	int64_t deadline = ep_now_ms() + SC_RW_TIMEOUT_MS;
+	uint32_t max_msg = ep_max_msg(sc->ep);
+	struct rdma_pbuf *b;
+	unsigned int i = 0;
+	uint32_t seg_off = 0;
+	int ret;
+
+	if (!segs_fill(segs, nsegs, len))
+		return -EMSGSIZE;
+	b = sc_bounce(sc);
+	if (!b)
+		return -ENOMEM;
+	while (len) {
+		size_t fill = len < b->buf.len ? (size_t)len : b->buf.len, off = 0;
+
+		memcpy(b->buf.addr, src, fill);
+		while (off < fill) {
+			struct ibv_send_wr wr;
+			struct ibv_sge sge;
+			uint32_t piece;
+
+			while (seg_off == segs[i].length) {
+				i++;
+				seg_off = 0;
+			}
+			piece = segs[i].length - seg_off;
+			if (piece > fill - off)
+				piece = (uint32_t)(fill - off);
+			if (piece > max_msg)
+				piece = max_msg;
+			memset(&wr, 0, sizeof(wr));
+			sge.addr = (uintptr_t)b->buf.addr + off;
+			sge.length = piece;
+			sge.lkey = b->buf.mr->lkey;
+			wr.wr_id = EP_WRID(EP_WR_WRITE_SIGNALED, i);
+			wr.sg_list = &sge;
+			wr.num_sge = 1;
+			wr.opcode = IBV_WR_RDMA_WRITE;
+			wr.wr.rdma.remote_addr = segs[i].offset + seg_off;
+			wr.wr.rdma.rkey = segs[i].handle;
+			ret = sc_post_rw(sc, &wr, deadline);
+			if (ret)
+				return ret;
+			off += piece;
+			seg_off += piece;
+		}
+		/* The bounce buffer is refilled only once its Writes are done. */
+		ret = sc_rw_wait(sc, deadline);
+		if (ret)
+			return ret;
+		src += fill;
+		len -= fill;
+	}
+	return 0;
 }

@@ -2,10 +2,12 @@
  * The server's replies (svc_rdma_int.h): xp_reply and RDMA_ERROR.
  *
  * A reply is encoded once, after room for the largest transport header
- * its call allows, into the header send buffer (moving to a pool buffer
- * when it outgrows it), its first opaque result diverted into the call's
- * Write chunk when one was offered.  Then the chunks are placed: RDMA
- * Writes for the Write chunk and, for a long reply, the Reply chunk.
+ * its call allows, into the send buffer (moving to a pool buffer when it
+ * outgrows it, or to ordinary memory beyond SC_DIRECT_MAX or what the
+ * budget gives), its DDP-eligible result (ulb.h) diverted into the
+ * call's Write chunk when one was offered.  Then the chunks are placed: RDMA Writes
+ * for the Write chunk and, for a long reply, the Reply chunk (from
+ * ordinary memory through the bounce buffer, completed before the Send).
  * Last the header is written just before the payload and one Send
  * (header and inline payload in one SGE when they are contiguous) goes
  * out behind the Writes, which it retires.
@@ -34,10 +36,18 @@ sc_get_send(struct svc_rdma_conn *sc)
 		if (idx >= 0 || ep_dead(ep))
 			return idx;
 		sc_drain(sc);
+		/*
+		 * Send buffers are shared: finished Sends of other
+		 * connections may hold them until their transports run.
+		 */
+		if (idx == -ENOMEM)
+			sc_reap_others(sc);
 		idx = ep_get_send(ep);
 		if (idx >= 0 || ep_dead(ep))
 			return idx;
-		if (!sc_sleep(sc, deadline)) {
+		if (!sc_sleep(sc, idx == -ENOMEM && deadline > ep_now_ms() + 10 ?
+			      ep_now_ms() + 10 : deadline) &&
+		    ep_now_ms() >= deadline) {
 			sc_fail(sc, ETIMEDOUT, "no send buffer came free in time");
 			return -ETIMEDOUT;
 		}
@@ -83,16 +93,25 @@ sc_send_error(struct svc_rdma_conn *sc, uint32_t xid, uint32_t vers,
 	      uint32_t err)
 {
 	struct ep *ep = sc->ep;
-	int idx = sc_get_send(sc);
 	struct ibv_sge sge;
 	ssize_t len;
+	int idx;
 
+	/* While the failed message's receive is held: answer once it is back. */
+	if (sc->err_defer) {
+		sc->err_pending = true;
+		sc->err_xid = xid;
+		sc->err_vers = vers;
+		sc->err_code = err;
+		return;
+	}
+	idx = sc_get_send(sc);
 	if (idx < 0)
 		return;
 	SHIM_STATS_ADD(sc->stats, rdma_errors, 1);
 	len = rpcrdma_encode_error(ep_send_buf(ep, (uint32_t)idx),
 				   ep_send_buf_size(ep), xid, vers,
-				   sc->lst->params.credits, err);
+				   sc->credits, err);
 	if (len < 0) {
 		ep_put_send(ep, (uint32_t)idx);
 		return;
@@ -160,15 +179,57 @@ sc_inv_rkey(const struct svc_rdma_conn *sc)
 	return 0;
 }
 
-/* The reply encode stream outgrew the send buffer: move to the pool. */
+/* The reply outgrew the pool's share: on to ordinary memory. */
+static bool
+sc_replybuf_heap(struct svc_rdma_conn *sc, struct xdr_grow *g, size_t need)
+{
+	uint8_t *nb;
+
+	if (g->buf == sc->reply_heap) {
+		nb = realloc(sc->reply_heap, need);
+		if (!nb)
+			return false;
+	} else {
+		nb = malloc(need);
+		if (!nb)
+			return false;
+		memcpy(nb, g->buf, g->len);
+		rdma_pool_put(ep_dev(sc->ep), sc->reply_pb);
+		sc->reply_pb = NULL;
+	}
+	sc->reply_heap = nb;
+	sc->reply_heap_cap = need;
+	g->buf = nb;
+	g->cap = need;
+	return true;
+}
+
+/*
+ * The reply encode stream outgrew the send buffer: move to the pool, up
+ * to SC_DIRECT_MAX while the budget gives it, to ordinary memory beyond.
+ * The first time, straight to the size of the whole reply when it is
+ * known (no Write chunk takes part of it): growing by halves would copy
+ * it several times and could end well above its size.
+ */
 static bool
 sc_replybuf_grow(struct xdr_grow *g, size_t need)
 {
 	struct svc_rdma_conn *sc = g->ctx;
-	struct rdma_pbuf *nb = rdma_pool_get(ep_dev(sc->ep), need);
+	struct rdma_pbuf *nb = NULL;
 
+	if (sc->reply_proc) {
+		size_t whole = xdr_sizeof(sc->reply_proc, sc->reply_where) +
+			       g->len + 1024;
+
+		sc->reply_proc = NULL;
+		if (whole > need)
+			need = whole;
+	}
+
+	if (need <= SC_DIRECT_MAX && g->buf != sc->reply_heap)
+		nb = sc_pool_get(sc, need);
 	if (!nb)
-		return false;
+		return sc_replybuf_heap(sc, g, need);
 	memcpy(nb->buf.addr, g->buf, g->len);
 	if (sc->reply_pb)
 		rdma_pool_put(ep_dev(sc->ep), sc->reply_pb);
@@ -183,12 +244,33 @@ static bool
 sc_divert_take(struct xdr_divert *d, const void *data, uint32_t len)
 {
 	struct svc_rdma_conn *sc = d->ctx;
+	uint8_t *dst;
 
-	sc->ddp_pb = rdma_pool_get(ep_dev(sc->ep), len);
-	if (!sc->ddp_pb)
-		return false;
-	memcpy(sc->ddp_pb->buf.addr, data, len);
+	if (len <= SC_DIRECT_MAX)
+		sc->ddp_pb = sc_pool_get(sc, len);
+	if (sc->ddp_pb) {
+		dst = sc->ddp_pb->buf.addr;
+	} else {
+		dst = sc->ddp_heap = malloc(len);
+		if (!dst)
+			return false;
+	}
+	memcpy(dst, data, len);
 	return true;
+}
+
+/*
+ * RFC 8166 s5.3.2: only the result the Upper Layer Binding names goes in
+ * the Write chunk (for NFS the data of READ, the path of READLINK: RFC
+ * 8267), never merely the first opaque met.
+ */
+static bool
+sc_divert_match(struct xdr_divert *d, const uint8_t *res, size_t len,
+		uint32_t item_len)
+{
+	const struct svc_rdma_conn *sc = d->ctx;
+
+	return ulb_is_item(&sc->ulb, res, len, item_len);
 }
 
 /*
@@ -219,9 +301,10 @@ sc_reply_encode(struct svc_rdma_conn *sc, SVCXPRT *xprt, struct rpc_msg *msg,
 	r->g.limit = r->inline_cap > r->reply_cap ? r->inline_cap : r->reply_cap;
 	r->g.grow = sc_replybuf_grow;
 	r->g.ctx = sc;
-	if (rq->nwrites && rq->writes[0].nsegs) {
-		/* s4.4.6: the first opaque result goes in the first Write chunk. */
+	if (rq->nwrites && rq->writes[0].nsegs && sc->ulb.placement) {
+		/* s4.4.6: the eligible result goes in the first Write chunk. */
 		r->d.min = 1;
+		r->d.match = sc_divert_match;
 		r->d.max = (uint32_t)segs_len(&rq->wsegs[rq->writes[0].first],
 					      rq->writes[0].nsegs);
 		r->d.take = sc_divert_take;
@@ -238,6 +321,10 @@ sc_reply_encode(struct svc_rdma_conn *sc, SVCXPRT *xprt, struct rpc_msg *msg,
 		msg->acpted_rply.ar_results.proc = XDRPROC(xdr_void);
 		msg->acpted_rply.ar_results.where = NULL;
 		ok = xdr_replymsg(&xdrs, msg);
+		/* Sized on growth, unless a Write chunk may take a result. */
+		sc->reply_proc = r->g.divert ? NULL : xdr_proc;
+		sc->reply_where = xdr_where;
+		r->d.base = r->g.pos;
 		r->d.armed = true;
 		ok = ok && SVCAUTH_WRAP(&SVC_XP_AUTH(xprt), &xdrs, xdr_proc,
 					xdr_where);
@@ -245,6 +332,7 @@ sc_reply_encode(struct svc_rdma_conn *sc, SVCXPRT *xprt, struct rpc_msg *msg,
 	} else {
 		ok = xdr_replymsg(&xdrs, msg);
 	}
+	sc->reply_proc = NULL;
 	if (ok)
 		return 0;
 	if (r->g.overflow)
@@ -271,7 +359,7 @@ sc_reply_place(struct svc_rdma_conn *sc, struct sc_reply_state *r,
 	const struct rpcrdma_hdr *rq = &sc->hdr;
 	struct rpcrdma_hdr *h = &sc->rhdr;
 	uint32_t lkey = sc->reply_pb ? sc->reply_pb->buf.mr->lkey :
-				       ep_send_lkey(sc->ep);
+				       ep_send_lkey(sc->ep, r->idx);
 	unsigned int i;
 	int ret;
 
@@ -285,7 +373,16 @@ sc_reply_place(struct svc_rdma_conn *sc, struct sc_reply_state *r,
 		if (!r->d.used || i < h->writes[0].first ||
 		    i >= h->writes[0].first + h->writes[0].nsegs)
 			h->wsegs[i].length = 0;
-	if (r->d.used) {
+	if (r->d.used && sc->ddp_heap) {
+		ret = sc_write_bounced(sc, sc->ddp_heap, r->d.len,
+				       &h->wsegs[h->writes[0].first],
+				       h->writes[0].nsegs);
+		if (ret < 0) {
+			*why = ret == -EMSGSIZE ?
+			       "the result does not fit the Write chunk" : NULL;
+			return ret;
+		}
+	} else if (r->d.used) {
 		ret = sc_build_writes(sc, sc->ddp_pb->buf.addr,
 				      sc->ddp_pb->buf.mr->lkey, r->d.len,
 				      &h->wsegs[h->writes[0].first],
@@ -297,7 +394,8 @@ sc_reply_place(struct svc_rdma_conn *sc, struct sc_reply_state *r,
 		r->nwr = ret;
 	}
 
-	if (r->g.len <= r->inline_cap) {
+	/* Ordinary memory cannot be sent: it goes by the Reply chunk. */
+	if (r->g.len <= r->inline_cap && r->g.buf != sc->reply_heap) {
 		/* s4.5.1: a short reply, inline after the header. */
 		h->proc = RDMA_MSG;
 		h->has_reply = false;
@@ -311,6 +409,14 @@ sc_reply_place(struct svc_rdma_conn *sc, struct sc_reply_state *r,
 		h->has_reply = true;
 		h->nreply = rq->nreply;
 		memcpy(h->reply, rq->reply, sizeof(h->reply[0]) * rq->nreply);
+		r->hlen = r->room;
+		if (r->g.buf == sc->reply_heap) {
+			ret = sc_write_bounced(sc, r->g.buf, r->g.len, h->reply,
+					       h->nreply);
+			if (ret < 0)
+				*why = NULL;
+			return ret < 0 ? ret : 0;
+		}
 		ret = sc_build_writes(sc, r->g.buf, lkey, r->g.len, h->reply,
 				      h->nreply, (unsigned int)r->nwr);
 		if (ret < 0) {
@@ -318,7 +424,6 @@ sc_reply_place(struct svc_rdma_conn *sc, struct sc_reply_state *r,
 			return ret;
 		}
 		r->nwr = ret;
-		r->hlen = r->room;
 		return 0;
 	}
 	shim_log(SHIM_LOG_WARN,
@@ -337,7 +442,7 @@ sc_reply_header(struct svc_rdma_conn *sc, struct sc_reply_state *r)
 
 	h->xid = sc->xid;
 	h->vers = RPCRDMA1_VERSION;
-	h->credits = sc->lst->params.credits;
+	h->credits = sc->credits;
 	h->nreads = 0;
 	ret = (int)rpcrdma_hdr_encode(r->sbuf + r->room - r->hlen, r->hlen, h);
 	if (ret != (int)r->hlen) {
@@ -359,7 +464,7 @@ sc_reply_send(struct svc_rdma_conn *sc, struct sc_reply_state *r)
 	int nsge = 1;
 
 	sge[0].addr = (uintptr_t)hbuf;
-	sge[0].lkey = ep_send_lkey(sc->ep);
+	sge[0].lkey = ep_send_lkey(sc->ep, r->idx);
 	sge[0].length = (uint32_t)r->hlen;
 	if (sc->rhdr.proc == RDMA_MSG) {
 		if (r->g.buf == r->sbuf + r->room) {

@@ -48,7 +48,9 @@ xd_getbytes(XDR *xdrs, char *addr, u_int len)
 			return TRUE;
 		}
 	}
-	if (d->armed && !d->used && d->chunk_len && len == d->chunk_len) {
+	if (d->armed && !d->used && d->chunk_len && len == d->chunk_len &&
+	    (!d->match || (d->pos >= d->base &&
+			   d->match(d, d->buf + d->base, d->pos - d->base, len)))) {
 		memcpy(addr, d->chunk, len);
 		d->used = true;
 		d->pad = rpcrdma_xdr_roundup(len) - len;

@@ -26,10 +26,14 @@ reserve(struct xdr_grow *g, size_t n)
 	}
 	if (need <= g->cap)
 		return true;
-	/* Double, so that encoding stays linear in the message size. */
+	/*
+	 * Half as much again each time: encoding stays linear in the
+	 * message size, and a buffer of registered memory being replaced
+	 * is never much smaller than the one replacing it.
+	 */
 	want = g->cap ? g->cap : 4096;
 	while (want < need)
-		want *= 2;
+		want += want / 2;
 	if (want > g->limit)
 		want = g->limit;
 	if (!g->grow || !g->grow(g, want) || g->cap < need)
@@ -75,8 +79,10 @@ xg_getbytes(XDR *xdrs, char *addr, u_int len)
 
 /* True when the octets went to the divert hook (or were its pad). */
 static bool
-divert(struct xdr_divert *d, const char *addr, u_int len)
+divert(struct xdr_grow *g, const char *addr, u_int len)
 {
+	struct xdr_divert *d = g->divert;
+
 	if (d->skip_pad) {
 		uint32_t pad = d->skip_pad;
 
@@ -85,6 +91,9 @@ divert(struct xdr_divert *d, const char *addr, u_int len)
 			return true;
 	}
 	if (!d->armed || d->used || len < d->min || len > d->max || len == 0)
+		return false;
+	if (d->match && (g->pos < d->base ||
+			 !d->match(d, g->buf + d->base, g->pos - d->base, len)))
 		return false;
 	if (!d->take(d, addr, len))
 		return false;
@@ -99,7 +108,7 @@ xg_putbytes(XDR *xdrs, const char *addr, u_int len)
 {
 	struct xdr_grow *g = gstate(xdrs);
 
-	if (g->divert && divert(g->divert, addr, len))
+	if (g->divert && divert(g, addr, len))
 		return TRUE;
 	if (!reserve(g, len))
 		return FALSE;

@@ -19,14 +19,23 @@
 /*
  * Direct data placement of one opaque item (RFC 8166 s4.4.6): while
  * 'armed', the first XDR_PUTBYTES of at least 'min' and at most 'max'
- * octets is handed to 'take' instead of the stream, and the XDR pad that
- * follows it is dropped too (s4.4.6.1: the responder removes it).  The
- * length word written before it stays in the stream.
+ * octets that 'match' accepts (any, without one) is handed to 'take'
+ * instead of the stream, and the XDR pad that follows it is dropped too
+ * (s4.4.6.1: the responder removes it).  The length word written before
+ * it stays in the stream.
  */
 struct xdr_divert {
 	bool armed;
 	bool used;		/* an item was diverted */
 	uint32_t min, max;
+	size_t base;		/* where the results start in the stream */
+	/*
+	 * Whether the item about to be written is the one to place: res
+	 * holds the len octets of results written so far (its last four
+	 * the item's length word), the Upper Layer Binding decides.
+	 */
+	bool (*match)(struct xdr_divert *d, const uint8_t *res, size_t len,
+		      uint32_t item_len);
 	uint32_t len;		/* octets diverted */
 	uint32_t skip_pad;	/* pad octets still to drop */
 	/* Keep the octets; return false to leave them in the stream. */

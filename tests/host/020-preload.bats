@@ -20,12 +20,12 @@ tirpc_binds_to_shim() {
 $(grep -F "\`$name'" "$file")"
 }
 
-@test "the library exports exactly the transport constructors and the socket calls it answers" {
+@test "the library exports exactly the transport constructors, the socket calls it answers and write" {
 	run nm -D --defined-only "$RPCRDMA_TEST_SHIM_LIB"
 	assert_success
 	local names
 	names=$(awk 'NF >= 3 { print $3 }' <<<"$output" | sort | tr '\n' ' ')
-	[ "$names" = "__fxstat __fxstat64 clnt_vc_create fstat fstat64 getpeername getsockname getsockopt setsockopt svc_vc_create " ] ||
+	[ "$names" = "__fxstat __fxstat64 clnt_vc_create fstat fstat64 getpeername getsockname getsockopt setsockopt svc_vc_create write " ] ||
 		fail "exported: $names"
 }
 

@@ -248,7 +248,7 @@ run_wrapper_env() {
 
 	run --separate-stderr "${alone[@]}" "$RPCRDMA_TEST_STAT" --summary
 	assert_success
-	assert_output --regexp '^PID +UID +PROGRAM +MODE +LIVE +RDMA +TCP +FALLBACKS +CONFIG$'
+	assert_output --regexp '^PID +UID +PROGRAM +MODE +LIVE +RDMA +TCP +PINNED +FALLBACKS +CONFIG$'
 
 	run --separate-stderr "${alone[@]}" "$RPCRDMA_TEST_STAT" --json
 	assert_success
@@ -327,8 +327,9 @@ run_wrapper_env() {
 
 	run --separate-stderr "$RPCRDMA_TEST_STAT" --summary -p "$spid" -p "$cpid"
 	assert_success
-	assert_line --regexp "^ *$spid +$EUID +rpctest-server +prefer-rdma +1 +0 +1 +no-device=1 +-$"
-	assert_line --regexp "^ *$cpid +$EUID +rpctest-client +prefer-rdma +1 +0 +1 +no-device=1 +-$"
+	# No device: nothing registered (PINNED -).
+	assert_line --regexp "^ *$spid +$EUID +rpctest-server +prefer-rdma +1 +0 +1 +- +no-device=1 +-$"
+	assert_line --regexp "^ *$cpid +$EUID +rpctest-client +prefer-rdma +1 +0 +1 +- +no-device=1 +-$"
 }
 
 @test "rpcrdma-stat: the configuration file and fallbacks for reason config in the summary" {
@@ -349,7 +350,8 @@ run_wrapper_env() {
 	assert_st "$CLIENT_PID.fallbacks.no-device" 0
 
 	run --separate-stderr "$RPCRDMA_TEST_STAT" -s -p "$CLIENT_PID"
-	assert_line --regexp "^ *$CLIENT_PID +$EUID +rpctest-client +tcp-only +1 +0 +1 +config=1 +${conf//./\\.}$"
+	# Kept on TCP by the configuration: nothing registered.
+	assert_line --regexp "^ *$CLIENT_PID +$EUID +rpctest-client +tcp-only +1 +0 +1 +- +config=1 +${conf//./\\.}$"
 }
 
 @test "rpcrdma-stat ignores the files of processes that are gone, and removes the caller's" {

@@ -26,7 +26,8 @@ extern const char *const expect_names[EXP_COUNT];
 /* The call cases: one row each in case_descs (call_cases.c). */
 enum case_kind {
 	C_NULL, C_ECHO, C_SINK, C_SOURCE, C_NOPROG, C_BADVERS, C_MSGP, C_DONE,
-	C_BADPROC, C_BADCHUNK, C_XIDMISMATCH, C_SHORT, C_RDMAERROR, C_COUNT
+	C_BADPROC, C_BADCHUNK, C_XIDMISMATCH, C_SHORT, C_RDMAERROR, C_BIGREAD,
+	C_COUNT
 };
 
 /* badchunk variants (BC_COUNT: a segment count, not the number of them). */
@@ -37,7 +38,7 @@ struct pcase {
 	const char *text;
 	enum case_kind kind;
 	enum expect expect;
-	uint32_t num;		/* size, or the procedure of badproc */
+	uint32_t num;		/* size, the procedure of badproc, bigread's claim */
 	enum badchunk variant;
 	bool c_read;		/* the call goes in a position-zero Read chunk */
 	bool c_write;		/* a Write chunk for the result */

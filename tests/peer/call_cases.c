@@ -47,6 +47,7 @@ static const struct case_desc {
 	[C_XIDMISMATCH] = { "xidmismatch", EXP_BADHEADER, ARG_NONE, false, false },
 	[C_SHORT] = { "short", EXP_NONE, ARG_NONE, false, false },
 	[C_RDMAERROR] = { "rdmaerror", EXP_NONE, ARG_NONE, false, false },
+	[C_BIGREAD] = { "bigread", EXP_BADHEADER, ARG_OPT_NUMBER, false, false },
 };
 
 /* badchunk's argument, by enum badchunk. */
@@ -99,7 +100,8 @@ parse_case(const char *text, struct pcase *pc)
 		break;
 	}
 	case ARG_OPT_NUMBER:
-		pc->num = arg ? (uint32_t)parse_number(arg, UINT32_MAX) : 7;
+		pc->num = arg ? (uint32_t)parse_number(arg, UINT32_MAX) :
+		      k == C_BIGREAD ? 1u << 30 : 7;
 		break;
 	case ARG_OPT_WORD:
 		pc->variant = BC_DISC;
@@ -280,6 +282,37 @@ build_chunked_call(struct pconn *c, const struct opts *o, const struct pcase *pc
 }
 
 /*
+ * bigread: a NULL call in a position-zero Read chunk (RDMA_NOMSG) whose
+ * segment claims pc->num octets of a registration that holds only the
+ * call: what a hostile client sends to make a server set memory aside
+ * (RFC 8166 s4.4.5.2: the responder pulls the whole chunk).
+ */
+static size_t
+build_bigread(struct pconn *c, const struct opts *o, const struct pcase *pc,
+	      uint32_t xid, struct call_io *io)
+{
+	struct rpcrdma_hdr *h = &c->rhdr;
+	size_t clen;
+	ssize_t hl;
+
+	clen = encode_call(c->call_mem, PEER_REGION, xid, o->prog, o->vers,
+			   RPCTEST_NULL, io->xargs, io->args);
+	if (!clen || chunk_alloc(c, &io->cm, (uint32_t)clen, 0, 0))
+		return 0;
+	memcpy(io->cm.read_area, c->call_mem, clen);
+	memset(h, 0, sizeof(*h));
+	h->xid = xid;
+	h->vers = RPCRDMA1_VERSION;
+	h->credits = o->credits;
+	h->proc = RDMA_NOMSG;
+	h->nreads = 1;
+	h->reads[0].position = 0;
+	h->reads[0].target = chunk_segment(&io->cm, io->cm.read_area, pc->num);
+	hl = rpcrdma_hdr_encode(c->send_mem, PEER_SEND_BUF, h);
+	return hl > 0 ? (size_t)hl : 0;
+}
+
+/*
  * The message of a case.  Cases that are no RPC-over-RDMA call build it
  * whole; the others change the header (RFC 8166 s5.2 fixed fields, s5.3
  * chunk lists) or the RPC call of a valid one.
@@ -317,6 +350,9 @@ build_case(struct pconn *c, const struct opts *o, const struct pcase *pc,
 		*sent_vers = RPCRDMA1_VERSION;
 		return r > 0 ? (size_t)r : 0;
 	}
+	case C_BIGREAD:
+		*sent_vers = RPCRDMA1_VERSION;
+		return build_bigread(c, o, pc, xid, io);
 	case C_BADVERS:
 		vers = 2;
 		break;

@@ -162,6 +162,12 @@ post_send(struct pconn *c, uint32_t len)
 		.send_flags = IBV_SEND_SIGNALED,
 	}, *bad;
 
+	/* RFC 8797 s4.1: a Send With Invalidate, once. */
+	if (c->send_inv) {
+		wr.opcode = IBV_WR_SEND_WITH_INV;
+		wr.invalidate_rkey = c->send_inv;
+		c->send_inv = 0;
+	}
 	return ibv_post_send(c->qp, &wr, &bad) ? -1 : 0;
 }
 

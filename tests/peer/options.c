@@ -18,7 +18,8 @@ usage(void)
 {
 	fprintf(stderr,
 		"usage: %s call  -a ADDR -p PORT [options] CASE...\n"
-		"       %s serve -a ADDR -p PORT [options] silent|reject|accept|rkey-after-reply\n"
+		"       %s serve -a ADDR -p PORT [options] silent|reject|accept|rkey-after-reply|\n"
+		"                                          drop-first|late-first|inv-first\n"
 		"options:\n"
 		"  -a, --addr ADDR       numeric IPv4 or IPv6 address (call: the server's,\n"
 		"                        serve: the one to listen on)\n"
@@ -44,12 +45,19 @@ usage(void)
 		"                        device allows, at most 8\n"
 		"  --keep-chunks         call: leave the memory of each call's chunks\n"
 		"                        registered after its answer (a careless client)\n"
+		"  --old-kernel          serve: play Linux svcrdma before 5.11: ERR_CHUNK for\n"
+		"                        Reply or Read segments over 1069056 octets, Write\n"
+		"                        segments over 1060864, more than two Write chunks\n"
+		"                        or Read segments at different positions, checked\n"
+		"                        before the call runs; rnr_retry 0\n"
+		"  --seg-max N[K]        serve --old-kernel: the largest segment of any\n"
+		"                        chunk instead\n"
 		"  -r, --ready FILE      serve: write \"ready PORT\" to FILE once listening\n"
 		"  -v, --verbose         print every RDMA-CM event\n"
 		"call cases, run in order on one connection; CASE[=EXPECT] overrides the\n"
 		"expected answer (success, vers, badheader, none, prog-unavail, any):\n"
 		"  null echo:N sink:N source:N noprog badvers msgp done badproc[:N]\n"
-		"  badchunk[:disc|trunc|count] xidmismatch short rdmaerror\n"
+		"  badchunk[:disc|trunc|count] xidmismatch short rdmaerror bigread[:N]\n"
 		"  null, echo, sink, source and noprog take chunks: +read (the call in a\n"
 		"  position-zero Read chunk), +reply (a Reply chunk), +write (a Write\n"
 		"  chunk for the result of echo and source), e.g. echo:8000+read+reply\n"
@@ -157,6 +165,7 @@ parse_options(struct opts *o, int argc, char **argv)
 	enum {
 		OPT_PDATA = 256, OPT_PROG, OPT_VERS, OPT_CREDITS, OPT_TIMEOUT,
 		OPT_ANSWER, OPT_QUIET, OPT_CONNS, OPT_KEEP, OPT_RDATOM,
+		OPT_OLD, OPT_SEGMAX,
 	};
 	static const struct option longopts[] = {
 		{ "addr", required_argument, NULL, 'a' },
@@ -174,9 +183,12 @@ parse_options(struct opts *o, int argc, char **argv)
 		{ "connections", required_argument, NULL, OPT_CONNS },
 		{ "keep-chunks", no_argument, NULL, OPT_KEEP },
 		{ "rd-atom", required_argument, NULL, OPT_RDATOM },
+		{ "old-kernel", no_argument, NULL, OPT_OLD },
+		{ "seg-max", required_argument, NULL, OPT_SEGMAX },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool credits_set = false;
+	uint32_t seg_max = 0;
 	int opt;
 
 	memset(o, 0, sizeof(*o));
@@ -249,6 +261,16 @@ parse_options(struct opts *o, int argc, char **argv)
 		case OPT_RDATOM:
 			parse_rd_atom(o, optarg);
 			break;
+		case OPT_OLD:
+			o->old_kernel = true;
+			break;
+		case OPT_SEGMAX: {
+			char *end;
+
+			if (!parse_bytes(optarg, &end, &seg_max) || *end || !seg_max)
+				usage_error("bad --seg-max", optarg);
+			break;
+		}
 		case OPT_CONNS:
 			o->connections = (unsigned int)parse_number(optarg, 100000);
 			if (!o->connections)
@@ -260,6 +282,11 @@ parse_options(struct opts *o, int argc, char **argv)
 	}
 	if (!credits_set)
 		o->credits = o->serve ? 32 : 8;
+	/* (RPCSVC_MAXPAGES + 2) and RPCSVC_MAXPAGES pages of 4 KiB. */
+	o->special_seg_max = seg_max ? seg_max : (259u + 2) * 4096;
+	o->write_seg_max = seg_max ? seg_max : 259u * 4096;
+	if (seg_max && !o->old_kernel)
+		usage_error("--seg-max goes with", "--old-kernel");
 	if (!o->addr)
 		usage_error("missing", "-a ADDR");
 	if (!o->have_port)

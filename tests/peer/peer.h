@@ -154,6 +154,15 @@ struct opts {
 	unsigned int quiet_ms;
 	unsigned int connections;
 	bool keep_chunks;
+	/*
+	 * serve --old-kernel: check each call's chunks as Linux svcrdma did
+	 * before 5.11 (ERR_CHUNK above these segment sizes, more than two
+	 * Write chunks, Read segments at different positions) and accept
+	 * with rnr_retry 0.
+	 */
+	bool old_kernel;
+	uint32_t special_seg_max;	/* Reply and Read segments */
+	uint32_t write_seg_max;		/* Write segments */
 	int rd_init;			/* call: -1, or the connect's initiator_depth */
 	int rd_resp;			/* call: -1, or its responder_resources */
 	const char *ready;
@@ -206,6 +215,14 @@ struct late {
 	struct rpcrdma_segment rseg;
 };
 
+/* drop-first, late-first, inv-first: the first call's reply, held back. */
+struct held_reply {
+	bool pending;
+	struct rpcrdma_hdr hdr;		/* the call's header */
+	uint8_t rpc[1024];		/* its RPC reply */
+	size_t len;
+};
+
 struct pconn {
 	struct rdma_cm_id *id;
 	struct rdma_event_channel *ech;	/* call role only */
@@ -241,6 +258,9 @@ struct pconn {
 	unsigned int number;		/* serve: 1, 2, ... in accept order */
 	unsigned int calls;
 	struct late late;
+	struct held_reply held;
+	uint32_t send_inv;		/* the next Send invalidates this key, or 0 */
+	bool reply_chunk_always;	/* a reply goes by the Reply chunk when offered */
 	struct rpcrdma_hdr hdr;		/* scratch: a decoded header */
 	struct rpcrdma_hdr rhdr;	/* scratch: a header to encode */
 };

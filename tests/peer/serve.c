@@ -19,6 +19,9 @@ static const char *const serve_case_names[] = {
 	[SV_REJECT] = "reject",
 	[SV_ACCEPT] = "accept",
 	[SV_RKEY] = "rkey-after-reply",
+	[SV_DROP_FIRST] = "drop-first",
+	[SV_LATE_FIRST] = "late-first",
+	[SV_INV_FIRST] = "inv-first",
 };
 #define NSERVE_CASES (sizeof(serve_case_names) / sizeof(serve_case_names[0]))
 
@@ -140,11 +143,16 @@ on_connect_request(struct server *s, struct rdma_cm_event *ev)
 		    strerror(-ret));
 		goto out_reject;
 	}
-	/* Reads we may issue are bounded by what the client can answer. */
-	if (c->initiator_depth > ev->param.conn.responder_resources)
-		c->initiator_depth = ev->param.conn.responder_resources;
-	if (c->responder_resources > ev->param.conn.initiator_depth)
-		c->responder_resources = ev->param.conn.initiator_depth;
+	/*
+	 * Reads we may issue are bounded by what the client can answer.  The
+	 * request's values are seen from our side: its initiator_depth is
+	 * the Reads the client answers, its responder_resources the Reads it
+	 * issues (a Linux client: 0).
+	 */
+	if (c->initiator_depth > ev->param.conn.initiator_depth)
+		c->initiator_depth = ev->param.conn.initiator_depth;
+	if (c->responder_resources > ev->param.conn.responder_resources)
+		c->responder_resources = ev->param.conn.responder_resources;
 
 	memset(&param, 0, sizeof(param));
 	param.private_data_len = build_pdata(o, pdata);
@@ -152,7 +160,8 @@ on_connect_request(struct server *s, struct rdma_cm_event *ev)
 	param.initiator_depth = c->initiator_depth;
 	param.responder_resources = c->responder_resources;
 	param.retry_count = 6;
-	param.rnr_retry_count = 6;
+	/* The Linux server's 0 keeps a client's missing receive visible. */
+	param.rnr_retry_count = o->old_kernel ? 0 : 6;
 	if (rdma_accept(id, &param)) {
 		out("connect_request=rejected n=%u reason=accept_failed error=\"%s\"",
 		    s->requests, strerror(errno));
@@ -258,8 +267,7 @@ server_done(const struct server *s)
 		return false;
 	case SV_REJECT:
 		return s->rejected >= s->o->connections;
-	case SV_ACCEPT:
-	case SV_RKEY:
+	default:
 		break;
 	}
 	return s->closed >= s->o->connections;
@@ -387,8 +395,7 @@ run_serve(const struct opts *o)
 		else if (timed_out)
 			why = "timeout";
 		break;
-	case SV_ACCEPT:
-	case SV_RKEY:
+	default:
 		if (!s.accepted)
 			why = "no_connection";
 		else if (s.violations)
@@ -405,10 +412,10 @@ run_serve(const struct opts *o)
 		out("late_write=untested late_read=untested reason=%s",
 		    s.chunks_offered ? "no_later_call" : "no_chunk_offered");
 	ok = why == NULL;
-	out("summary case=%s requests=%u accepted=%u rejected=%u closed=%u calls=%u violations=%u protocol_errors=%u chunks_offered=%u late_tested=%u late_exposed=%u%s result=%s%s%s",
+	out("summary case=%s requests=%u accepted=%u rejected=%u closed=%u calls=%u violations=%u protocol_errors=%u chunks_offered=%u err_chunks=%u late_tested=%u late_exposed=%u%s result=%s%s%s",
 	    serve_case_names[s.sc], s.requests, s.accepted, s.rejected, s.closed,
 	    s.calls, s.violations, s.protocol_errors, s.chunks_offered,
-	    s.late_tested, s.late_exposed, stop_signal ? " stopped_by=signal" : "",
+	    s.err_chunks, s.late_tested, s.late_exposed, stop_signal ? " stopped_by=signal" : "",
 	    ok ? "ok" : "failed", ok ? "" : " why=", ok ? "" : why);
 	return ok ? EX_OK : EX_FAIL;
 }

@@ -19,7 +19,14 @@
  * the run is over (server_done) and what counts as a failure (the summary
  * of run_serve).
  */
-enum serve_case { SV_SILENT, SV_REJECT, SV_ACCEPT, SV_RKEY };
+enum serve_case {
+	SV_SILENT, SV_REJECT, SV_ACCEPT, SV_RKEY,
+	SV_DROP_FIRST,		/* never answer a connection's first call */
+	SV_LATE_FIRST,		/* answer it after the second call came, by its
+				 * Reply chunk when it offered one (as Linux does) */
+	SV_INV_FIRST,		/* answer the second call With Invalidate of the
+				 * first call's Reply chunk, then the first late */
+};
 
 /* The listener and everything seen on it. */
 struct server {
@@ -34,6 +41,7 @@ struct server {
 	unsigned int calls, violations, protocol_errors;
 	unsigned int late_tested, late_exposed;
 	unsigned int chunks_offered;
+	unsigned int err_chunks;	/* --old-kernel: headers refused */
 };
 
 /* serve_msg.c */
@@ -50,6 +58,14 @@ void send_error(struct pconn *c, const struct opts *o, uint32_t xid, uint32_t ve
  */
 void send_reply(struct server *s, struct pconn *c, const uint8_t *payload,
 		size_t plen, const char *rpc, const char *note);
+/*
+ * The first call's reply is held back (drop-first, late-first,
+ * inv-first): true when send_reply must keep it.
+ */
+bool hold_reply(struct server *s, struct pconn *c, const uint8_t *payload,
+		size_t plen);
+/* Before serving a later call: what the serve case does with the held reply. */
+void held_reply_due(struct server *s, struct pconn *c);
 /* Place an opaque result in the call's first Write chunk; true when it took it. */
 bool use_write_chunk(struct pconn *c, const rpctest_data *d);
 

@@ -184,6 +184,8 @@ send_reply(struct server *s, struct pconn *c, const uint8_t *payload,
 	unsigned int i;
 	int st;
 
+	if (hold_reply(s, c, payload, plen))
+		return;
 	rh->xid = h->xid;
 	rh->vers = RPCRDMA1_VERSION;
 	rh->credits = s->o->credits;
@@ -194,7 +196,8 @@ send_reply(struct server *s, struct pconn *c, const uint8_t *payload,
 	/* rh->writes/wsegs were filled by the caller (used or zeroed). */
 
 	hlen = rpcrdma_hdr_encode(c->send_mem, PEER_SEND_BUF, rh);
-	if (hlen > 0 && (size_t)hlen + plen <= limit) {
+	if (hlen > 0 && (size_t)hlen + plen <= limit &&
+	    !(c->reply_chunk_always && h->has_reply)) {
 		memcpy(c->send_mem + hlen, payload, plen);
 		st = send_sync(c, (uint32_t)((size_t)hlen + plen), bound(DEFAULT_ANSWER_MS));
 		out("reply conn=%u xid=0x%08x proc=RDMA_MSG len=%zu rpc=%s%s%s%s",
@@ -246,6 +249,75 @@ send_reply(struct server *s, struct pconn *c, const uint8_t *payload,
 	send_error(c, s->o, h->xid, RPCRDMA1_VERSION, RDMA_ERR_BADHEADER);
 }
 
+bool
+hold_reply(struct server *s, struct pconn *c, const uint8_t *payload,
+	   size_t plen)
+{
+	struct held_reply *hr = &c->held;
+
+	if (c->calls != 1 || hr->pending)
+		return false;
+	switch (s->sc) {
+	case SV_DROP_FIRST:
+		out("reply_dropped conn=%u xid=0x%08x", c->number, c->hdr.xid);
+		return true;
+	case SV_LATE_FIRST:
+	case SV_INV_FIRST:
+		if (plen > sizeof(hr->rpc))
+			return false;
+		hr->hdr = c->hdr;
+		memcpy(hr->rpc, payload, plen);
+		hr->len = plen;
+		hr->pending = true;
+		out("reply_held conn=%u xid=0x%08x", c->number, c->hdr.xid);
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Send the held reply now: the call it answers timed out long ago. */
+static void
+send_held(struct server *s, struct pconn *c)
+{
+	struct rpcrdma_hdr cur = c->hdr;
+
+	c->hdr = c->held.hdr;
+	c->held.pending = false;
+	c->rhdr.nwrites = 0;
+	c->rhdr.nwsegs = 0;
+	memcpy(c->data_mem + PEER_REGION, c->held.rpc, c->held.len);
+	/* Linux's server uses the Reply chunk whenever one is offered. */
+	c->reply_chunk_always = s->sc == SV_LATE_FIRST;
+	send_reply(s, c, c->data_mem + PEER_REGION, c->held.len, "SUCCESS",
+		   "late=1");
+	c->reply_chunk_always = false;
+	c->hdr = cur;
+}
+
+void
+held_reply_due(struct server *s, struct pconn *c)
+{
+	const struct rpcrdma_hdr *first = &c->held.hdr;
+
+	if (!c->held.pending)
+		return;
+	if (s->sc == SV_INV_FIRST && c->calls == 2) {
+		/*
+		 * The reply to this call invalidates a key of the first call
+		 * (RFC 8797 s4.1 lets a server invalidate one key per reply;
+		 * this is the wrong call's, still bound).
+		 */
+		if (first->has_reply && first->nreply) {
+			c->send_inv = first->reply[0].handle;
+			out("invalidating conn=%u key=0x%08x of_xid=0x%08x with_xid=0x%08x",
+			    c->number, c->send_inv, first->xid, c->hdr.xid);
+		}
+		return;
+	}
+	send_held(s, c);
+}
+
 /*
  * Place an opaque result in the call's first Write chunk (s4.4.6): the
  * bytes go by RDMA Write, no padding; the length word stays inline.
@@ -285,6 +357,33 @@ use_write_chunk(struct pconn *c, const rpctest_data *d)
 		off += n;
 	}
 	return true;
+}
+
+/*
+ * --old-kernel: what svcrdma before 5.11 refused with ERR_CHUNK before
+ * running the call (its xdr_check_read_list, xdr_check_write_list and
+ * xdr_check_reply_chunk); NULL when it would take the header.
+ */
+static const char *
+old_kernel_refuses(const struct opts *o, const struct rpcrdma_hdr *h)
+{
+	unsigned int i;
+
+	for (i = 0; i < h->nreads; i++) {
+		if (h->reads[i].position != h->reads[0].position)
+			return "read_positions";
+		if (h->reads[i].target.length > o->special_seg_max)
+			return "read_segment";
+	}
+	if (h->nwrites > 2)
+		return "write_chunks";
+	for (i = 0; i < h->nwsegs; i++)
+		if (h->wsegs[i].length > o->write_seg_max)
+			return "write_segment";
+	for (i = 0; h->has_reply && i < h->nreply; i++)
+		if (h->reply[i].length > o->special_seg_max)
+			return "reply_segment";
+	return NULL;
 }
 
 /* Serve one received message on c. */
@@ -336,6 +435,14 @@ serve_message(struct server *s, struct pconn *c, uint32_t idx, uint32_t len)
 		goto repost;
 	}
 
+	if (s->o->old_kernel && old_kernel_refuses(s->o, h)) {
+		out("err_chunk=%s conn=%u xid=0x%08x", old_kernel_refuses(s->o, h),
+		    c->number, h->xid);
+		s->err_chunks++;
+		send_error(c, s->o, h->xid, RPCRDMA1_VERSION, RDMA_ERR_BADHEADER);
+		goto repost;
+	}
+
 	if (s->sc == SV_RKEY && c->late.pending) {
 		late_access(s, c);
 		if (c->dead) {
@@ -378,6 +485,9 @@ serve_message(struct server *s, struct pconn *c, uint32_t idx, uint32_t len)
 			lt->pending = lt->have_write || lt->have_read;
 		}
 	}
+	held_reply_due(s, c);
+	if (c->dead)
+		return;
 	dispatch(s, c, (size_t)clen);
 	return;
 

@@ -12,7 +12,8 @@
  * -R N makes and destroys the handle N times, running the whole set on
  * each; with -b it also reports the open descriptors and the resident
  * size after the first and after the last handle, so a test can see that
- * nothing accumulates.  -b -u also reports the CPU time this process spent
+ * nothing accumulates.  -N N makes N handles and holds them all at once,
+ * running the set on each in turn (with -H they stay until the signal).  -b -u also reports the CPU time this process spent
  * inside the calls (user and system, CLOCK_PROCESS_CPUTIME_ID), so that a
  * benchmark can compare what a transport costs the caller, not only how
  * long it takes.
@@ -23,6 +24,7 @@
  * same CLIENT, and the exit status is 1 at the end.  With -H the last
  * CLIENT is kept after its calls until SIGTERM or SIGINT, so that what
  * its transport shows (rpcrdma-stat) can be read with every call done.
+ * -F N forks N times with the CLIENT in use (client_fork.c).
  *
  * This file makes the handle and runs the cycles; client.h lists the
  * other parts.
@@ -84,7 +86,7 @@ netconfig_or_exit(const char *netid)
 	return nconf;
 }
 
-static CLIENT *
+CLIENT *
 make_client(const struct options *o)
 {
 	struct sockaddr_storage ss;
@@ -138,7 +140,7 @@ hold_signals(sigset_t *set)
 	sigaddset(set, SIGINT);
 }
 
-/* -H: every call is done; keep the client until one of those signals. */
+/* -H: every call is done; keep the clients until one of those signals. */
 static void
 hold_client(void)
 {
@@ -151,14 +153,25 @@ hold_client(void)
 	(void)sigwait(&set, &sig);
 }
 
-/* One client handle: create it, run the set o->count times, destroy it. */
-static void
-run_cycle(const struct options *o, unsigned long cycle)
+/* Every op at every size, once. */
+void
+run_set(CLIENT *clnt, const struct options *o, unsigned long iter)
 {
-	struct timeval tv;
-	CLIENT *clnt;
+	for (unsigned int oi = 0; oi < o->nops; oi++) {
+		unsigned int n = op_desc[o->ops[oi]].sized ? o->nsizes : 1;
 
-	clnt = make_client(o);
+		for (unsigned int si = 0; si < n; si++)
+			run_op(clnt, o, oi, si, iter);
+	}
+}
+
+/* A client handle with the timeout and credentials asked for. */
+static CLIENT *
+setup_client(const struct options *o)
+{
+	CLIENT *clnt = make_client(o);
+	struct timeval tv;
+
 	tv.tv_sec = o->timeout;
 	tv.tv_usec = 0;
 	clnt_control(clnt, CLSET_TIMEOUT, (char *)&tv);
@@ -172,22 +185,46 @@ run_cycle(const struct options *o, unsigned long cycle)
 		auth_destroy(clnt->cl_auth);
 		clnt->cl_auth = auth;
 	}
+	return clnt;
+}
 
-	for (unsigned long i = 0; i < o->count; i++) {
-		unsigned long iter = cycle * o->count + i;
+/*
+ * One cycle: o->handles client handles made and held at once, the set run
+ * o->count times on each in turn, then all destroyed.
+ */
+static void
+run_cycle(const struct options *o, unsigned long cycle)
+{
+	CLIENT **clnt = calloc(o->handles, sizeof(*clnt));
+	unsigned long h;
 
-		for (unsigned int oi = 0; oi < o->nops; oi++) {
-			unsigned int n = op_desc[o->ops[oi]].sized ? o->nsizes : 1;
-
-			for (unsigned int si = 0; si < n; si++)
-				run_op(clnt, o, oi, si, iter);
-		}
+	if (!clnt) {
+		fprintf(stderr, "%s: out of memory\n", progname);
+		exit(EX_RPC);
 	}
+	for (h = 0; h < o->handles; h++)
+		clnt[h] = setup_client(o);
+	if (o->handles > 1 && !o->quiet)
+		printf("made %lu handles, %ld descriptors open\n", o->handles,
+		       count_fds());
+
+	if (o->forks && cycle == 0) {
+		int st = fork_test(clnt[0], o);
+
+		if (st)
+			exit(st);
+	}
+	for (unsigned long i = 0; i < o->count; i++)
+		for (h = 0; h < o->handles; h++)
+			run_set(clnt[h], o, cycle * o->count + i);
 
 	if (o->hold && cycle + 1 == o->cycles)
 		hold_client();
-	auth_destroy(clnt->cl_auth);
-	clnt_destroy(clnt);
+	for (h = 0; h < o->handles; h++) {
+		auth_destroy(clnt[h]->cl_auth);
+		clnt_destroy(clnt[h]);
+	}
+	free(clnt);
 }
 
 int

@@ -1,11 +1,12 @@
 /*
  * rpctest-client's parts; client.c describes the program.
  *
- *   client.c          main: the client handle, made and destroyed per cycle
+ *   client.c          main: the client handles, made and destroyed per cycle
  *   client_options.c  the command line and the usage text
  *   client_ops.c      the operations: each call, its verification, its line
  *   client_bench.c    -b, -u, -R: timing per call, the table, descriptors
  *                     and resident size
+ *   client_fork.c     -F: fork() with a CLIENT in use
  */
 #ifndef RPCTEST_CLIENT_H
 #define RPCTEST_CLIENT_H
@@ -61,11 +62,20 @@ struct options {
 	unsigned long count;
 	unsigned long cycles;
 	bool cycles_set;
+	unsigned long handles;	/* -N: handles held at once */
 	bool bench;
 	bool quiet;
 	bool keep_going;
 	bool hold;
+	unsigned int forks;
 };
+
+/* client.c: the handle, made as -m says (exits on failure); the set once. */
+CLIENT *make_client(const struct options *o);
+void run_set(CLIENT *clnt, const struct options *o, unsigned long iter);
+
+/* client_fork.c: -F; returns an exit status (0: every child was right). */
+int fork_test(CLIENT *clnt, const struct options *o);
 
 /* client_options.c: fills o from the command line, or exits with usage. */
 void parse_options(struct options *o, int argc, char **argv);

@@ -17,7 +17,7 @@ usage(void)
 	fprintf(stderr,
 		"usage: %s [-h HOST] [-m create|tp|tli|tcp] [-p PORT] [-n tcp|tcp6]\n"
 		"          [-A none|sys] [-t SECONDS] [-o OPS] [-s SIZES] [-c COUNT]\n"
-		"          [-R CYCLES] [-P PROG] [-b [-u]] [-q] [-k] [-H]\n"
+		"          [-R CYCLES] [-N HANDLES] [-P PROG] [-b [-u]] [-q] [-k] [-H] [-F N]\n"
 		"  -h HOST   server name or address (default localhost)\n"
 		"  -m MODE   create: clnt_create, tp: clnt_tp_create (both via rpcbind),\n"
 		"            tli: clnt_tli_create, tcp: clnttcp_create (both need -p)\n"
@@ -33,6 +33,9 @@ usage(void)
 		"  -R N      create and destroy the client handle N times, running the\n"
 		"            set (COUNT times) with each; with -b, also print descriptors\n"
 		"            and resident size after the first and the last (default 1)\n"
+		"  -N N      make N client handles and hold them all at once, running\n"
+		"            the set on each in turn; prints 'made N handles, D descriptors\n"
+		"            open' unless -q (default 1)\n"
 		"  -P PROG   program number (default 0x%x)\n"
 		"  -b        print timing per op and size: calls, seconds, calls/s,\n"
 		"            MB/s (10^6 payload bytes per second, both directions), mean latency;\n"
@@ -44,6 +47,9 @@ usage(void)
 		"            same client; the exit status is 1 at the end\n"
 		"  -H        after the last call print 'holding after N calls' and keep\n"
 		"            the client until SIGTERM or SIGINT, then end as usual\n"
+		"  -F N      before the first set: fork N times while a thread calls on\n"
+		"            the client; each child checks that the inherited client fails\n"
+		"            and that a client of its own verifies the set (RDMA only)\n"
 		"exit status: 0 verified, 1 RPC error, 2 reply mismatch, 64 usage\n",
 		progname, RPCTEST_PROG);
 	exit(EX_USAGE);
@@ -163,10 +169,11 @@ parse_options(struct options *o, int argc, char **argv)
 	o->prog = RPCTEST_PROG;
 	o->count = 1;
 	o->cycles = 1;
+	o->handles = 1;
 	parse_ops(o, "null,echo,sink,source,mixed");
 	parse_sizes(o, "0,1,100,1000,4K,64K,1M,1M+3");
 
-	while ((opt = getopt(argc, argv, "h:m:p:n:A:t:o:s:c:R:P:buqkH")) != -1) {
+	while ((opt = getopt(argc, argv, "h:m:p:n:A:t:o:s:c:R:N:P:buqkHF:")) != -1) {
 		switch (opt) {
 		case 'h':
 			o->host = optarg;
@@ -216,6 +223,9 @@ parse_options(struct options *o, int argc, char **argv)
 			o->cycles = parse_number(optarg, 1, ULONG_MAX);
 			o->cycles_set = true;
 			break;
+		case 'N':
+			o->handles = parse_number(optarg, 1, 1000000);
+			break;
 		case 'P':
 			o->prog = (rpcprog_t)parse_number(optarg, 1, 0xffffffffUL);
 			break;
@@ -233,6 +243,9 @@ parse_options(struct options *o, int argc, char **argv)
 			break;
 		case 'H':
 			o->hold = true;
+			break;
+		case 'F':
+			o->forks = (unsigned int)parse_number(optarg, 1, 100);
 			break;
 		default:
 			usage();

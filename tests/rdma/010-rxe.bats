@@ -14,6 +14,12 @@ load ../helpers
 SIZES=0,1,100,1000,4K,64K,1M,1M+3,16M
 OPS=null,echo,sink,source,mixed
 
+# Up to 16 MiB each way (mixed: 32 MiB calls) over RDMA takes more than
+# the defaults (max_reply 1M, max_call 4M, 6 MiB of registered memory
+# under ulimit -l 8192): what a user raises for such a program.
+BIG=(--memlock 262144 --env RPCRDMA_SHIM_MAX_REPLY=16M)
+SBIG=(--env RPCRDMA_SHIM_MAX_CALL=64M)
+
 @test "the soft-RoCE device exists" {
 	# Never skipped: without the device nothing below means anything.
 	[[ -n ${RXE_DEV:-} ]] || fail "RXE_DEV is not set: run this suite through tools/rxe-vm"
@@ -45,23 +51,23 @@ OPS=null,echo,sink,source,mixed
 	require_env RXE_ADDR
 	local port
 	port=$(free_port)
-	start_server --shim -m tli -a "$RXE_ADDR" -p "$port"
-	client --shim -m tli -h "$RXE_ADDR" -p "$port" -o "$OPS,whoami" -s "$SIZES" -A sys
+	start_server --shim "${SBIG[@]}" -m tli -a "$RXE_ADDR" -p "$port"
+	client --shim "${BIG[@]}" -m tli -h "$RXE_ADDR" -p "$port" -o "$OPS,whoami" -s "$SIZES" -A sys
 	assert_client_ran "$OPS,whoami" "$SIZES"
-	assert_line --regexp "^whoami caller=${RXE_ADDR//./\\.}\.[0-9]+\.[0-9]+ .* cred=AUTH_SYS uid=$(id -u) "
+	assert_line --regexp "^whoami caller=${RXE_ADDR//./\\.}\.[0-9]+\.[0-9]+ .* cred=AUTH_SYS uid=$(launch_uid) "
 	# The server saw the call arrive over RPC-over-RDMA (netid "rdma").
 	assert_netid rdma "$RXE_ADDR"
 	assert_shim_line client "$RXE_ADDR" "$port" RDMA
-	client --shim -m tcp -h "$RXE_ADDR" -p "$port" -o "$OPS,whoami" -s "$SIZES"
+	client --shim "${BIG[@]}" -m tcp -h "$RXE_ADDR" -p "$port" -o "$OPS,whoami" -s "$SIZES"
 	assert_client_ran "$OPS,whoami" "$SIZES"
 	assert_netid rdma "$RXE_ADDR"
 	assert_shim_line client "$RXE_ADDR" "$port" RDMA
 	stop_server
 
 	port=$(free_port)
-	start_server --shim -m tcp -a "$RXE_ADDR" -p "$port"
+	start_server --shim "${SBIG[@]}" -m tcp -a "$RXE_ADDR" -p "$port"
 	assert_shim_line --log "$SERVER_LOG" server '' "$port" RDMA
-	client --shim -m tli -h "$RXE_ADDR" -p "$port" -o "$OPS,whoami" -s "$SIZES" -c 3
+	client --shim "${BIG[@]}" -m tli -h "$RXE_ADDR" -p "$port" -o "$OPS,whoami" -s "$SIZES" -c 3
 	assert_client_ran "$OPS,whoami" "$SIZES" 3
 	assert_netid rdma "$RXE_ADDR"
 	stop_server
@@ -72,8 +78,8 @@ OPS=null,echo,sink,source,mixed
 	require_env RXE_ADDR6
 	local port
 	port=$(free_port)
-	start_server --shim -m tli -a "$RXE_ADDR6" -p "$port"
-	client --shim -m tli -n tcp6 -h "$RXE_ADDR6" -p "$port" -o "$OPS,whoami" -s "$SIZES"
+	start_server --shim "${SBIG[@]}" -m tli -a "$RXE_ADDR6" -p "$port"
+	client --shim "${BIG[@]}" -m tli -n tcp6 -h "$RXE_ADDR6" -p "$port" -o "$OPS,whoami" -s "$SIZES"
 	assert_client_ran "$OPS,whoami" "$SIZES"
 	# Over RPC-over-RDMA the server's transport says "rdma6" (RFC 8166 s11).
 	assert_netid rdma6 "$RXE_ADDR6"
@@ -87,16 +93,16 @@ OPS=null,echo,sink,source,mixed
 	ensure_rpcbind
 	local prog
 	prog=$(unique_prog)
-	start_server --shim -P "$prog"
+	start_server --shim "${SBIG[@]}" -P "$prog"
 	# svc_create: a listener per netid of the "tcp" nettype, each with its
 	# RDMA listener.
 	assert_shim_line --log "$SERVER_LOG" server 0.0.0.0 '' RDMA
 	# The rpcbind lookup stays on TCP (a built-in rule); the calls do not.
-	client --shim -m create -h "$RXE_ADDR" -P "$prog" -o "$OPS,whoami" -s "$SIZES"
+	client --shim "${BIG[@]}" -m create -h "$RXE_ADDR" -P "$prog" -o "$OPS,whoami" -s "$SIZES"
 	assert_client_ran "$OPS,whoami" "$SIZES"
 	assert_netid rdma "$RXE_ADDR"
 	assert_shim_line --prog "$prog" client "$RXE_ADDR" '' RDMA
-	client --shim -m tp -h "$RXE_ADDR" -P "$prog" -o "$OPS,whoami" -s "$SIZES"
+	client --shim "${BIG[@]}" -m tp -h "$RXE_ADDR" -P "$prog" -o "$OPS,whoami" -s "$SIZES"
 	assert_client_ran "$OPS,whoami" "$SIZES"
 	assert_netid rdma "$RXE_ADDR"
 	assert_shim_line --prog "$prog" client "$RXE_ADDR" '' RDMA
@@ -108,8 +114,11 @@ OPS=null,echo,sink,source,mixed
 	require_env RXE_ADDR
 	local port
 	port=$(free_port)
-	start_server --shim -m tli -a "$RXE_ADDR" -p "$port"
-	client --shim -m tli -h "$RXE_ADDR" -p "$port" -o echo,sink,source,mixed,whoami -s 64M,64M+1 -t 120
+	# The server pulls and writes them through its bounce buffers; the
+	# client registers each call and its Reply chunk (ulimit -l 1G).
+	start_server --shim --env RPCRDMA_SHIM_MAX_CALL=256M -m tli -a "$RXE_ADDR" -p "$port"
+	client --shim --memlock 1048576 --env RPCRDMA_SHIM_MAX_REPLY=64M \
+		-m tli -h "$RXE_ADDR" -p "$port" -o echo,sink,source,mixed,whoami -s 64M,64M+1 -t 120
 	assert_client_ran echo,sink,source,mixed,whoami 64M,64M+1
 	assert_netid rdma "$RXE_ADDR"
 	assert_shim_line client "$RXE_ADDR" "$port" RDMA

@@ -117,7 +117,10 @@ $("$RPCRDMA_TEST_STAT" -p "$1" 2>&1)"
 @test "inline_send and inline_recv: the smaller of each pair on both sides (client 8K/8K, server 2K/16K)" {
 	wrap_server -e inline_send=2K -e inline_recv=16K
 	wrap_client -e inline_send=8K -e inline_recv=8K
-	start_server -m tli -a "$ADDR" -p "$PORT"
+	# 16K receive buffers: under ulimit -l 8192 the budget keeps one for
+	# each connection the server could still accept, and the first gets a
+	# single credit; with a larger limit it gets the 32 configured.
+	start_server --memlock 65536 -m tli -a "$ADDR" -p "$PORT"
 
 	# Calls up to 8K inline, replies over 2K through a Reply chunk; every
 	# byte checked on the way.
@@ -272,6 +275,7 @@ $("$RPCRDMA_TEST_STAT" -p "$1" 2>&1)"
 
 	# The summary counts RDMA transports and no fallbacks.
 	run --separate-stderr "$RPCRDMA_TEST_STAT" -s -p "$SERVER_PID" -p "$CLIENT_PID"
-	assert_line --regexp "^ *$SERVER_PID +[0-9]+ +rpctest-server +prefer-rdma +2 +2 +0 +- +-$"
-	assert_line --regexp "^ *$CLIENT_PID +[0-9]+ +rpctest-client +prefer-rdma +1 +1 +0 +- +-$"
+	# Both registered memory: some of their budget (3/4 of ulimit -l 8192) in use.
+	assert_line --regexp "^ *$SERVER_PID +[0-9]+ +rpctest-server +prefer-rdma +2 +2 +0 +[0-9.]+[KM]?/6\.0M +- +-$"
+	assert_line --regexp "^ *$CLIENT_PID +[0-9]+ +rpctest-client +prefer-rdma +1 +1 +0 +[0-9.]+[KM]?/6\.0M +- +-$"
 }

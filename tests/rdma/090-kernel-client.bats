@@ -13,6 +13,7 @@
 load ../helpers
 load ../tools
 load nfs
+load daemon
 
 setup_file() {
 	nfs_file_setup
@@ -103,8 +104,13 @@ BIG=67108864
 # dropped, read back through the mount both ways, with files the server
 # made itself.
 files_both_ways() {
+	nfs_use "$1"
+	files_here "$1"
+}
+
+# The same in W and SW as they are (a server of the test's own).
+files_here() {
 	local xprt=$1 size ref
-	nfs_use "$xprt"
 	for size in $FILE_SIZES; do
 		ref=$BATS_TEST_TMPDIR/ref.$size
 		pattern "$ref" "$((size + 1))" "$size"
@@ -254,9 +260,13 @@ two"
 # read-ahead and write-back keep many calls in flight on the one
 # connection, more than one credit's worth.
 concurrent() {
+	nfs_use "$1"
+	concurrent_here "$1"
+}
+
+concurrent_here() {
 	local xprt=$1 i
 	local -a pids=()
-	nfs_use "$xprt"
 	for i in 1 2 3 4; do
 		pattern "$BATS_TEST_TMPDIR/r$i" "$((100 + i))" 8388608
 		pattern "$BATS_TEST_TMPDIR/w$i" "$((200 + i))" 8388608
@@ -317,6 +327,13 @@ per_user() {
 	local xprt=$1
 	nfs_serve --root -u
 	nfs_mount "$xprt"
+	per_user_here
+	nfs_finish
+}
+
+# Files made in MNT by uid 1000 and by root, as the server's own export
+# (NFS_OWN_EXPORT) shows them.
+per_user_here() {
 	setpriv --reuid=1000 --regid=1000 --clear-groups sh -c \
 		"echo mine >'$MNT/by1000' && mkdir '$MNT/dir1000'" ||
 		fail "uid 1000 could not create in the mount"
@@ -331,9 +348,31 @@ per_user() {
 	assert_failure
 	assert_output --partial "Permission denied"
 	assert_equal "$(cat "$NFS_OWN_EXPORT/byroot")" root
-	nfs_finish
 }
 
 @test "tcp: -u, files made through the mount by uid 1000 are owned by uid 1000" {
 	per_user tcp
+}
+
+@test "rdma: -u, files made through the mount by uid 1000 are owned by uid 1000" {
+	per_user rdma
+	assert_kernel_rdma_connection
+}
+
+# The server as a file server runs: as root, detached once its transports
+# exist, each request under its caller's identity.  The kernel mounts it
+# over RDMA and the read/write tests above pass against it.
+@test "rdma: the server as a daemon (-D) with -u: files of 0 B to 64 MiB both ways, 4 readers and 4 writers, each file its caller's" {
+	nfs_serve --root --daemon -u -D
+	nfs_mount rdma
+	[[ $(mount_xprt "$MNT") == rdma ]] || fail "$MNT is not over rdma"
+	assert_log "$SERVER_LOG" "^rpcrdma-shim\\[nfstest-server:$SERVER_PID\\]: server: RDMA listener on port $NFS_PORT taken over after fork\\(\\)\$"
+	W=$MNT/rw
+	SW=$NFS_OWN_EXPORT/rw
+	mkdir "$W"
+	files_here rdma
+	concurrent_here rdma
+	per_user_here
+	assert_kernel_rdma_connection
+	nfs_finish
 }

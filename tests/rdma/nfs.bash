@@ -138,16 +138,23 @@ nfs_run_dir() {
 	chown nobody:nogroup "$NFS_RUN"
 }
 
-# nfs_serve [--root] [server options]: a server of the test's own with the
-# shim, on a fresh tmpfs, RXE_ADDR and a free port; as nobody (ulimit -l
-# 8192, Debian's default) unless --root (the export then is root's, mode
-# 1777).  Stopped in teardown.  Sets SERVER_PID, SERVER_LOG, NFS_PORT.
+# nfs_serve [--root] [--daemon] [server options]: a server of the test's
+# own with the shim, on a fresh tmpfs, RXE_ADDR and a free port; as nobody
+# (ulimit -l 8192, Debian's default) unless --root (the export then is
+# root's, mode 1777).  --daemon: the server detaches (give it -D;
+# daemon.bash); SERVER_PID is then the daemon's.  Stopped in teardown.
+# Sets SERVER_PID, SERVER_LOG, NFS_PORT.
+NFS_DAEMON=0
 nfs_serve() {
 	local as_root=0 owner=nobody:nogroup mode=0755
-	if [[ ${1:-} == --root ]]; then
-		as_root=1 owner=root:root mode=1777
+	NFS_DAEMON=0
+	while [[ ${1:-} == --root || ${1:-} == --daemon ]]; do
+		case $1 in
+		--root) as_root=1 owner=root:root mode=1777 ;;
+		--daemon) NFS_DAEMON=1 ;;
+		esac
 		shift
-	fi
+	done
 	nfs_tmpfs "$NFS_OWN_EXPORT" "$owner" "$mode"
 	mkdir -p "$NFS_OWN_MNT/rdma" "$NFS_OWN_MNT/tcp"
 	nfs_run_dir
@@ -159,7 +166,11 @@ nfs_serve() {
 		-d "$NFS_OWN_EXPORT" -a "$RXE_ADDR" -p "$NFS_PORT" -r "$NFS_RUN/ready" "$@")
 	((as_root)) || cmd=(setpriv --reuid=nobody --regid=nogroup --clear-groups "${cmd[@]}")
 	# Each command execs the next: the pid is the server's.
-	start_bg nfstest-server -- bash -c 'ulimit -l 8192 && exec "$@"' nfs_serve "${cmd[@]}"
+	start_bg nfstest-server --root -- bash -c 'ulimit -l 8192 && exec "$@"' nfs_serve "${cmd[@]}"
+	if ((NFS_DAEMON)); then
+		await_daemon "$BG_PID" "$NFS_RUN/ready" nfstest-server
+		return
+	fi
 	SERVER_PID=$BG_PID
 	SERVER_LOG=$BG_LOG
 	await_ready "$SERVER_PID" "$NFS_RUN/ready" nfstest-server
@@ -198,7 +209,11 @@ nfs_finish() {
 	done
 	sleep 0.5
 	_alive "$SERVER_PID" || fail "nfstest-server ended when the client unmounted"
-	stop_server
+	if ((NFS_DAEMON)); then
+		stop_daemon "$SERVER_PID" "$SERVER_LOG" nfstest-server
+	else
+		stop_server
+	fi
 	assert_no_kernel_errors "$NFS_DMESG_LINES"
 }
 

@@ -39,7 +39,7 @@ peer_call() {
 # until it listens.  Sets PEER_PID, PEER_LOG and PEER_PORT.
 start_peer() {
 	local ready=$BATS_TEST_TMPDIR/peer${#SERVER_LOGS[@]}.ready
-	start_bg peer -- "$RPCTEST_PEER" serve -r "$ready" "$@"
+	start_bg peer --root -- "$RPCTEST_PEER" serve -r "$ready" "$@"
 	PEER_PID=$BG_PID
 	PEER_LOG=$BG_LOG
 	await_ready "$PEER_PID" "$ready" rdma-peer || return 1

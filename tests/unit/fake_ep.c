@@ -11,6 +11,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -27,6 +28,9 @@
 /* The device: memory windows through the context's ops, a plain pool  */
 /* ------------------------------------------------------------------ */
 
+static bool key_unbind(uint32_t key);
+
+unsigned int recv_reserved, fake_connects;
 static struct ibv_context fake_ctx;
 static struct ibv_pd fake_pd = { .context = &fake_ctx };
 static struct rdma_dev fake_dev;
@@ -49,9 +53,11 @@ fake_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
 	return mw;
 }
 
+/* Deallocating a window revokes the key it was bound with. */
 static int
 fake_dealloc_mw(struct ibv_mw *mw)
 {
+	(void)key_unbind(mw->rkey);
 	mws_alive--;
 	free(mw);
 	return 0;
@@ -71,6 +77,16 @@ rdma_pool_get(struct rdma_dev *dev, size_t len)
 	pbufs_alive++;
 	return pb;
 }
+
+size_t
+rdma_pool_class(size_t len)
+{
+	return len < RDMA_POOL_MIN ? RDMA_POOL_MIN : len;
+}
+
+uint64_t rdma_pool_idle_bytes(void) { return 0; }
+uint64_t rdma_mem_available(void) { return fake_mem_available; }
+uint64_t fake_mem_available = UINT64_MAX;
 
 void
 rdma_pool_put(struct rdma_dev *dev, struct rdma_pbuf *pb)
@@ -141,6 +157,7 @@ was_invalidated_locally(uint32_t key)
 
 struct ep {
 	struct ep_attr attr;
+	unsigned int reserved;	/* receives reserved (ep_recv_reserve) */
 	int dead;
 	bool disconnected;
 	uint8_t *recv;
@@ -177,6 +194,7 @@ ep_connect(const struct sockaddr *dst, const struct sockaddr *src,
 	struct ep *ep = calloc(1, sizeof(*ep));
 	unsigned int i;
 
+	fake_connects++;
 	ep->attr = *attr;
 	ep->recv = calloc(attr->nrecv, attr->inline_recv);
 	ep->recv_posted = calloc(attr->nrecv, sizeof(bool));
@@ -201,6 +219,7 @@ ep_disconnect(struct ep *ep)
 void
 ep_destroy(struct ep *ep)
 {
+	recv_reserved -= ep->reserved;
 	free(ep->recv);
 	free(ep->recv_posted);
 	free(ep->send);
@@ -209,7 +228,23 @@ ep_destroy(struct ep *ep)
 	free(ep);
 }
 
-void ep_cm_drain(struct ep *ep) { }
+/* fork(): the endpoints are the parent's while fake_forked is set. */
+bool fake_forked;
+unsigned int fake_abandoned;
+
+bool
+ep_forked(const struct ep *ep)
+{
+	return fake_forked;
+}
+
+void
+ep_abandon(struct ep *ep)
+{
+	fake_abandoned++;
+	ep_destroy(ep);
+}
+
 struct rdma_dev *ep_dev(const struct ep *ep) { return &fake_dev; }
 uint32_t ep_send_max(const struct ep *ep) { return fake_send_max; }
 uint32_t ep_recv_max(const struct ep *ep) { return ep->attr.inline_recv; }
@@ -218,7 +253,6 @@ bool ep_rinv_offered(const struct ep *ep) { return true; }
 bool ep_peer_pdata(const struct ep *ep) { return true; }
 unsigned int ep_nrecv(const struct ep *ep) { return ep->attr.nrecv; }
 int ep_comp_fd(const struct ep *ep) { return -1; }
-int ep_cm_fd(const struct ep *ep) { return -1; }
 int ep_dead(const struct ep *ep) { return ep->dead; }
 
 const struct sockaddr *
@@ -262,7 +296,36 @@ ep_send_buf(const struct ep *ep, uint32_t i)
 }
 
 uint32_t ep_send_buf_size(const struct ep *ep) { return ep->attr.send_buf_size; }
-uint32_t ep_send_lkey(const struct ep *ep) { return 0x55; }
+uint32_t ep_send_lkey(const struct ep *ep, uint32_t i) { return 0x55; }
+
+int
+ep_recv_reserve(struct ep *ep, int64_t deadline)
+{
+	ep->reserved++;
+	recv_reserved++;
+	return 0;
+}
+
+void
+ep_recv_unreserve(struct ep *ep, unsigned int n)
+{
+	if (n > ep->reserved)
+		violations++;	/* more given back than taken */
+	ep->reserved -= n;
+	recv_reserved -= n;
+}
+
+/* Nothing signals: sleep as poll() on no descriptor would. */
+int
+ep_wait(struct ep *ep, int64_t deadline)
+{
+	int64_t left = deadline - ep_now_ms();
+
+	if (left <= 0)
+		return -ETIMEDOUT;
+	(void)poll(NULL, 0, (int)left);
+	return 0;
+}
 
 struct ibv_sge
 ep_hdr_sge(const struct ep *ep, uint32_t idx, uint32_t len)
@@ -555,6 +618,18 @@ srv_answer_held(struct ep *ep)
 	memmove(srv.held, srv.held + 1, --srv.nheld * sizeof(srv.held[0]));
 }
 
+/* The Reply chunk key of the oldest call held, or 0. */
+static uint32_t
+held_reply_key(void)
+{
+	unsigned int c;
+
+	for (c = 0; c < srv.calls; c++)
+		if (srv.xid[c] == srv.held[0])
+			return srv.reply_key[c];
+	return 0;
+}
+
 static void
 srv_on_call(struct ep *ep, const struct ibv_sge *sge, int nsge)
 {
@@ -581,6 +656,8 @@ srv_on_call(struct ep *ep, const struct ibv_sge *sge, int nsge)
 			inv = srv.reply_key[c];
 		else if (srv.inv == INV_FOREIGN)
 			inv = 0xdead0001;
+		else if (srv.inv == INV_HELD && srv.nheld)
+			inv = held_reply_key();
 		if (srv.reply_chunk || srv.write_result)
 			srv_reply_chunks(ep, &h, inv);
 		else
@@ -614,6 +691,8 @@ fake_reset(uint32_t send_max)
 {
 	memset(&srv, 0, sizeof(srv));
 	nbound = nlocal_inv = violations = 0;
+	fake_forked = false;
+	fake_abandoned = 0;
 	fake_send_max = send_max;
 	fake_ctx.ops.alloc_mw = fake_alloc_mw;
 	fake_ctx.ops.dealloc_mw = fake_dealloc_mw;

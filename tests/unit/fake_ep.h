@@ -27,6 +27,8 @@ enum srv_inv {
 	INV_NONE,
 	INV_REPLY_CHUNK,	/* Send With Invalidate of the Reply chunk's key */
 	INV_FOREIGN,		/* ... naming a key that is not the client's */
+	INV_HELD,		/* ... naming the Reply chunk key of the oldest
+				 * call held (another call's, still bound) */
 };
 
 struct fake_server {
@@ -52,8 +54,18 @@ extern struct fake_server srv;
 extern unsigned int nbound, nlocal_inv, violations;
 /* Windows and pool buffers not given back. */
 extern int mws_alive, pbufs_alive;
+/* Receives reserved for calls in flight, over all endpoints. */
+extern unsigned int recv_reserved;
+/* Endpoints connected so far. */
+extern unsigned int fake_connects;
+/* What the budget can give (rdma_mem_available). */
+extern uint64_t fake_mem_available;
 /* The address the client connects to. */
 extern struct sockaddr_in fake_addr;
+
+/* fork(): ep_forked() answers fake_forked; ep_abandon() calls counted. */
+extern bool fake_forked;
+extern unsigned int fake_abandoned;
 
 /* Forget every call and key; the next endpoint's inline threshold. */
 void fake_reset(uint32_t send_max);

@@ -10,6 +10,8 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <poll.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -137,23 +139,79 @@ test_credits(void)
 	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "a call answered with 100 credits");
 	CHECK_EQ_U(ct_credit_window(ct), 4, "calls in flight are bounded by the receives posted");
 
-	/* One credit, one call in flight that times out: no room for more. */
+	/*
+	 * One credit, one call in flight that times out: its credit comes
+	 * back with the timeout (RFC 8166 s4.3.1 counts requests in flight),
+	 * so the next call goes out.
+	 */
 	srv.credits = 1;
 	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "a call granting one credit");
 	srv.mode = SRV_HOLD;
 	CHECK_EQ_U(null_call(cl, 100), RPC_TIMEDOUT, "a call the server does not answer times out");
-	CHECK_EQ_U(ct->ct_outstanding, 1, "it still holds its credit");
+	CHECK_EQ_U(ct->ct_outstanding, 0, "its credit came back with the timeout");
 	srv.mode = SRV_REPLY;
 	calls = srv.calls;
-	CHECK_EQ_U(null_call(cl, 100), RPC_TIMEDOUT, "the next call finds no credit");
-	CHECK_EQ_U(srv.calls, calls, "and is not sent");
+	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "the next call goes out and is answered");
+	CHECK_EQ_U(srv.calls, calls + 1, "it was sent");
 
-	/* The late reply returns the credit. */
+	/* The late reply fences the orphan and changes no count. */
 	srv_answer_held(ct->ct_ep);
 	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "after the late reply a call goes out");
 	CHECK_EQ_U(ct->ct_outstanding, 0, "no call in flight");
 	CHECK_EQ_U(slots_in(ct, SLOT_FREE), CT_SLOTS, "every slot free");
+	CHECK_EQ_U(recv_reserved, 0, "every receive given back");
 	CHECK_EQ_U(nbound, 0, "nothing reachable");
+	destroy_client(cl);
+}
+
+/*
+ * Calls that never get a reply must not wedge a CLIENT: a fresh one (one
+ * credit until a reply says more) whose first call is dropped, and
+ * batched calls (no results, zero timeout), which offer no chunk for a
+ * reply at all.  Over TCP only the unanswered call is lost.
+ */
+static void
+test_lost_replies(void)
+{
+	CLIENT *cl = make_client(4, 4096);
+	struct ct_rdma *ct = ct_of(cl);
+	struct timeval zero = { 0, 0 };
+	unsigned int i, c, bad = 0;
+
+	srv.credits = 1;
+	srv.mode = SRV_HOLD;
+	CHECK_EQ_U(null_call(cl, 100), RPC_TIMEDOUT, "a fresh client's first call is dropped");
+	srv.mode = SRV_REPLY;
+	CHECK_EQ_U(null_call(cl, 2000), RPC_SUCCESS, "its next call is answered");
+	CHECK_EQ_U(null_call(cl, 2000), RPC_SUCCESS, "and the one after");
+	destroy_client(cl);
+
+	cl = make_client(4, 4096);
+	ct = ct_of(cl);
+	srv.credits = 1;
+	srv.mode = SRV_HOLD;	/* a batched procedure: no reply */
+	c = srv.calls;
+	CHECK_EQ_U(clnt_call(cl, NULLPROC, XDRPROC(xdr_void), NULL, NULL, NULL, zero),
+		   RPC_SUCCESS, "a batched call on a fresh client succeeds at once");
+	CHECK_EQ_U(srv.reply_key[c], 0, "it offers no Reply chunk");
+	CHECK_EQ_U(nbound, 0, "and exposes nothing");
+	CHECK_EQ_U(recv_reserved, 0, "nor keeps a receive");
+	CHECK_EQ_U(slots_in(ct, SLOT_FREE), CT_SLOTS, "nor a slot");
+	for (i = 0; i < 20; i++)
+		bad += clnt_call(cl, NULLPROC, XDRPROC(xdr_void), NULL, NULL, NULL,
+				 zero) != RPC_SUCCESS;
+	CHECK_EQ_U(bad, 0, "twenty more batched calls");
+	srv.mode = SRV_REPLY;
+	CHECK_EQ_U(null_call(cl, 2000), RPC_SUCCESS, "then a call waiting for its reply");
+
+	/* A server that answers batched calls anyway: replies dropped by XID. */
+	for (i = 0; i < 20; i++)
+		bad += clnt_call(cl, NULLPROC, XDRPROC(xdr_void), NULL, NULL, NULL,
+				 zero) != RPC_SUCCESS;
+	CHECK_EQ_U(bad, 0, "twenty batched calls answered anyway");
+	CHECK_EQ_U(null_call(cl, 2000), RPC_SUCCESS, "then a call waiting for its reply");
+	CHECK_EQ_U(ct->ct_outstanding, 0, "no call in flight");
+	CHECK_EQ_U(recv_reserved, 0, "no receive held");
 	destroy_client(cl);
 }
 
@@ -180,11 +238,15 @@ test_orphans(void)
 	CHECK(key_bound(key_a) && key_bound(key_b) && key_bound(key_c),
 	      "their Reply chunks stay exposed (a late reply may still come)");
 
-	/* Every slot is an orphan: the oldest (A) is fenced and reused. */
+	/*
+	 * Every slot is an orphan: the oldest (A) is revoked and reused, its
+	 * window deallocated rather than invalidated (its late reply may be
+	 * invalidating it at the same moment).
+	 */
 	srv.mode = SRV_REPLY;
 	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "call D with every slot an orphan");
-	CHECK(was_invalidated_locally(key_a) && !key_bound(key_a),
-	      "the oldest orphan's memory was invalidated");
+	CHECK(!key_bound(key_a) && !was_invalidated_locally(key_a),
+	      "the oldest orphan's memory was revoked without an invalidation");
 	CHECK(key_bound(key_b) && key_bound(key_c), "the younger orphans stay exposed");
 	CHECK_EQ_U(slots_in(ct, SLOT_ORPHAN), 2, "two orphans left");
 
@@ -196,7 +258,8 @@ test_orphans(void)
 	      "a late reply fences its orphan");
 	CHECK(key_bound(key_c), "the orphan without a reply stays exposed");
 	CHECK_EQ_U(slots_in(ct, SLOT_ORPHAN), 1, "one orphan left");
-	CHECK_EQ_U(ct->ct_outstanding, 1, "one call (C) still holds a credit");
+	CHECK_EQ_U(ct->ct_outstanding, 0, "no credit held by a call given up on");
+	CHECK_EQ_U(recv_reserved, 1, "C keeps the receive its reply may take");
 	destroy_client(cl);
 }
 
@@ -229,6 +292,45 @@ test_remote_invalidation(void)
 	      was_invalidated_locally(srv.reply_key[c]), "the Read and the Reply chunk");
 	CHECK_EQ_U(nbound, 0, "nothing reachable");
 	CHECK_EQ_U(slots_in(ct, SLOT_FREE), CT_SLOTS, "every slot free");
+	destroy_client(cl);
+}
+
+/*
+ * A Send With Invalidate may name any key the connection exposes: here
+ * the reply to call B invalidates the Reply chunk of call A, which timed
+ * out and is still exposed.  A's window must then count as invalidated,
+ * so that A's late reply does not make the client invalidate it again
+ * (the double invalidation that panics rxe 6.1).
+ */
+static void
+test_remote_inv_other_slot(void)
+{
+	CLIENT *cl = make_client(4, 4096);
+	struct ct_rdma *ct = ct_of(cl);
+	unsigned int a, b;
+
+	srv.credits = 4;
+	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "a call granting four credits");
+	srv.mode = SRV_HOLD;
+	a = srv.calls;
+	CHECK_EQ_U(null_call(cl, 50), RPC_TIMEDOUT, "call A times out");
+	CHECK(key_bound(srv.reply_key[a]), "A's Reply chunk stays exposed");
+
+	srv.mode = SRV_REPLY;
+	srv.inv = INV_HELD;
+	b = srv.calls;
+	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS,
+		   "call B, answered With Invalidate of A's key");
+	CHECK(!key_bound(srv.reply_key[a]), "the server invalidated A's window");
+	CHECK(was_invalidated_locally(srv.reply_key[b]),
+	      "B's own window was invalidated locally");
+	srv.inv = INV_NONE;
+	srv_answer_held(ct->ct_ep);	/* A's late reply */
+	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "call C, after A's late reply");
+	CHECK(!was_invalidated_locally(srv.reply_key[a]),
+	      "A's window was not invalidated a second time");
+	CHECK_EQ_U(slots_in(ct, SLOT_FREE), CT_SLOTS, "every slot free");
+	CHECK_EQ_U(nbound, 0, "nothing reachable");
 	destroy_client(cl);
 }
 
@@ -342,14 +444,174 @@ test_chunk_counters(void)
 	destroy_client(cl);
 }
 
+/*
+ * Memory: an idle client holds no pool buffer and no receive; a call
+ * holds them until it returns, a timed-out one until its late reply; a
+ * client whose first call could not have its memory is not made at all.
+ */
+static void
+test_memory(void)
+{
+	CLIENT *cl = make_client(4, 4096);
+	struct ct_rdma *ct = ct_of(cl);
+	struct netbuf nb = {
+		.buf = &fake_addr,
+		.len = sizeof(fake_addr),
+		.maxlen = sizeof(fake_addr),
+	};
+	struct clnt_rdma_params p = {
+		.inline_send = 4096,
+		.inline_recv = 4096,
+		.credits = 4,
+		.connect_timeout_ms = 1000,
+		.max_reply = 1 << 20,
+		.remote_inv = true,
+	};
+	struct clnt_rdma_info info;
+	unsigned int connects;
+	enum rdma_fail why;
+	int err;
+
+	CHECK_EQ_U(pbufs_alive, 0, "a new client holds no pool buffer");
+	CHECK_EQ_U(recv_reserved, 0, "and no receive");
+	srv.credits = 4;
+	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "a call");
+	CHECK_EQ_U(pbufs_alive, 0, "after it: its call and Reply chunk buffers went back");
+	CHECK_EQ_U(recv_reserved, 0, "its receive too");
+
+	srv.mode = SRV_HOLD;
+	CHECK_EQ_U(null_call(cl, 50), RPC_TIMEDOUT, "a call that times out");
+	CHECK_EQ_U(pbufs_alive, 2, "its buffers stay, exposed to a late reply");
+	CHECK_EQ_U(recv_reserved, 1, "and the receive its reply may still take");
+	srv.mode = SRV_REPLY;
+	srv_answer_held(ct->ct_ep);
+	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "the late reply, then a call");
+	CHECK_EQ_U(pbufs_alive, 0, "every buffer back in the pool");
+	CHECK_EQ_U(recv_reserved, 0, "every receive given back");
+	destroy_client(cl);
+
+	/* With a Write chunk, used by the server: the same. */
+	cl = make_client_wc(4, 4096, 64 << 10);
+	srv.credits = 4;
+	srv.write_result = 1001;
+	{
+		struct timeval tv = { .tv_sec = 5 };
+		struct opaque_res res = { NULL, 0 };
+
+		CHECK_EQ_U(clnt_call(cl, 1, XDRPROC(xdr_void), NULL,
+				     XDRPROC(xdr_opaque_res), (caddr_t)&res, tv),
+			   RPC_SUCCESS, "a result placed in the Write chunk");
+		free(res.buf);
+	}
+	CHECK_EQ_U(pbufs_alive, 0, "after it: its call, Reply and Write chunk buffers went back");
+	destroy_client(cl);
+
+	fake_reset(4096);
+	connects = fake_connects;
+	fake_mem_available = (1 << 20) + (64 << 10);
+	CHECK(clnt_rdma_create(-1, &nb, (struct sockaddr *)&fake_addr, 0x20000099,
+			       1, 0, 0, &p, &info, &why, &err) == NULL,
+	      "a client whose call would not fit the memory left: none");
+	CHECK(why == RDMA_FAIL_MEMLOCK && err == ENOMEM, "for memlock, ENOMEM");
+	CHECK_EQ_U(fake_connects, connects, "decided before connecting");
+	fake_mem_available = UINT64_MAX;
+}
+
+/*
+ * In a fork() child, a CLIENT of the parent: calls fail at once without
+ * its lock or its endpoint; clnt_control answers; destroying it lets go
+ * of the endpoint and leaves the windows and buffers (the parent's).
+ */
+static void
+test_parents_client(void)
+{
+	CLIENT *cl = make_client(8, 4096);
+	struct ct_rdma *ct = ct_of(cl);
+	struct ct_slot slots[CT_SLOTS];
+	struct rpc_err err;
+	unsigned int calls, s, w;
+	int fd = -2;
+
+	CHECK_EQ_U(null_call(cl, 1000), RPC_SUCCESS, "a call before the fork");
+	calls = srv.calls;
+	fake_forked = true;
+	pthread_mutex_lock(&ct->ct_lock);	/* as a thread of the parent left it */
+	CHECK_EQ_U(null_call(cl, 1000), RPC_CANTSEND, "a call in the child fails");
+	clnt_geterr(cl, &err);
+	CHECK_EQ_U(err.re_errno, ENOTCONN, "errno ENOTCONN");
+	CHECK_EQ_U(srv.calls, calls, "nothing was posted");
+	CHECK(clnt_control(cl, CLGET_FD, (char *)&fd) && fd == -1,
+	      "clnt_control answers without the lock");
+	memcpy(slots, ct->ct_slots, sizeof(slots));
+	ct->ct_stats = NULL;
+	clnt_destroy(cl);
+	CHECK_EQ_U(fake_abandoned, 1, "the endpoint was let go of");
+	CHECK(mws_alive > 0, "the parent's windows were not deallocated");
+	/* Give back what the parent would, for the next test's counts. */
+	for (s = 0; s < CT_SLOTS; s++) {
+		for (w = 0; w < CT_NWIN; w++)
+			if (slots[s].win[w].mw)
+				ibv_dealloc_mw(slots[s].win[w].mw);
+		rdma_pool_put(NULL, slots[s].callbuf);
+		rdma_pool_put(NULL, slots[s].replybuf);
+		rdma_pool_put(NULL, slots[s].ddpbuf);
+	}
+	CHECK(mws_alive == 0 && pbufs_alive == 0, "nothing else was held");
+	fake_forked = false;
+}
+
+struct caller {
+	CLIENT *cl;
+	enum clnt_stat st;
+	volatile bool returned;
+};
+
+static void *
+caller_run(void *arg)
+{
+	struct caller *c = arg;
+
+	c->st = null_call(c->cl, 300);
+	c->returned = true;
+	return NULL;
+}
+
+/*
+ * clnt_destroy while another thread is inside clnt_call waits for that
+ * call to end, as libtirpc's clnt_vc_destroy does.
+ */
+static void
+test_destroy_waits(void)
+{
+	struct caller c = { .cl = make_client(4, 4096) };
+	pthread_t t;
+
+	srv.credits = 4;
+	srv.mode = SRV_HOLD;
+	CHECK(pthread_create(&t, NULL, caller_run, &c) == 0, "a caller thread");
+	while (srv.calls == 0)
+		(void)poll(NULL, 0, 1);
+	clnt_destroy(c.cl);
+	CHECK(c.returned, "clnt_destroy returned after the call in progress");
+	pthread_join(t, NULL);
+	CHECK_EQ_U(c.st, RPC_TIMEDOUT, "which timed out as usual");
+	CHECK_EQ_U(mws_alive + pbufs_alive, 0, "nothing left");
+	CHECK_EQ_U(violations, 0, "the fake saw no violation");
+}
+
 int
 main(void)
 {
+	test_memory();
 	test_credits();
+	test_lost_replies();
 	test_orphans();
+	test_remote_inv_other_slot();
 	test_remote_invalidation();
 	test_bad_replies();
 	test_reply_header_kept();
 	test_chunk_counters();
+	test_parents_client();
+	test_destroy_waits();
 	return check_done();
 }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "config_fixture.h"
@@ -262,6 +263,141 @@ test_search(void)
 	shim_config_free(&c);
 }
 
+/* ---- whose file ---------------------------------------------------------- */
+
+/* Load for "prog" with HOME at home and sysdir etc; message 0 or "". */
+static const char *
+load_home(struct shim_config *c, const char *home, const char *etc)
+{
+	setenv("HOME", home, 1);
+	shim_config_load_dir(c, "prog", etc);
+	return c->nmsgs ? c->msgs[0].text : "";
+}
+
+/*
+ * Only a regular file of the process's own user or root's, that nobody
+ * else may write, is read; any other found stops the search as an error.
+ */
+static void
+test_trust(void)
+{
+	char home[PATH_MAX], etc[PATH_MAX], f[PATH_MAX], want[PATH_MAX * 3];
+	char dir[PATH_MAX], secret[PATH_MAX];
+	struct shim_config c;
+
+	unsetenv("XDG_CONFIG_HOME");
+	unsetenv("RPCRDMA_SHIM_CONFIG");
+	mkdir(in_tmp(home, "h2"), 0755);
+	mkdir(in_tmp(f, "h2/.config"), 0755);
+	mkdir(in_tmp(f, "h2/.config/rpcrdma-shim"), 0755);
+	mkdir(in_tmp(etc, "etc2"), 0755);
+	write_text(in_tmp(f, "etc2/prog.conf"), "credits = 4\n");
+	in_tmp(f, "h2/.config/rpcrdma-shim/prog.conf");
+
+	write_text(f, "credits = 3\n");
+	CHECK(chmod(f, 0600) == 0, "made the file 0600");
+	CHECK_STR(load_home(&c, home, etc), "", "a file of our own, 0600: read");
+	CHECK(c.credits == 3 && !c.bad, "... its value taken");
+	shim_config_free(&c);
+
+	CHECK(chmod(f, 0664) == 0, "made it 0664");
+	snprintf(want, sizeof(want), "%s: not read: writable by its group (mode "
+		 "0664; chmod go-w it)", f);
+	CHECK_STR(load_home(&c, home, etc), want, "a file its group may write: "
+		  "refused, named, and why");
+	CHECK(c.bad && c.credits == 32 && !strcmp(c.source, f),
+	      "... an error that stops the search (the next file not read)");
+	shim_config_free(&c);
+
+	CHECK(chmod(f, 0646) == 0, "made it 0646");
+	snprintf(want, sizeof(want), "%s: not read: writable by others (mode "
+		 "0646; chmod go-w it)", f);
+	CHECK_STR(load_home(&c, home, etc), want, "a file others may write: "
+		  "refused");
+	shim_config_free(&c);
+
+	CHECK(chmod(f, 0666) == 0, "made it 0666");
+	snprintf(want, sizeof(want), "%s: not read: writable by its group and "
+		 "others (mode 0666; chmod go-w it)", f);
+	CHECK_STR(load_home(&c, home, etc), want, "0666: refused");
+	shim_config_free(&c);
+
+	setenv("RPCRDMA_SHIM_CONFIG", f, 1);
+	shim_config_load_dir(&c, "prog", etc);
+	CHECK(c.bad && c.credits == 32, "RPCRDMA_SHIM_CONFIG is checked "
+	      "the same");
+	shim_config_free(&c);
+	unsetenv("RPCRDMA_SHIM_CONFIG");
+
+	/* The directories on the way count too. */
+	write_text(f, "credits = 3\n");
+	CHECK(chmod(f, 0644) == 0, "made the file 0644 again");
+	in_tmp(dir, "h2/.config/rpcrdma-shim");
+	CHECK(chmod(dir, 0775) == 0, "made its directory 0775");
+	snprintf(want, sizeof(want), "%s: not read: directory %s is writable by "
+		 "its group (mode 0775)", f, dir);
+	CHECK_STR(load_home(&c, home, etc), want, "a directory its group may "
+		  "write: refused, named");
+	CHECK(c.bad && c.credits == 32, "... nothing of it taken");
+	shim_config_free(&c);
+	CHECK(chmod(dir, 01777) == 0, "made it 1777, as /tmp");
+	CHECK_STR(load_home(&c, home, etc), "", "a sticky directory: read (no "
+		  "one else may replace our file there)");
+	CHECK(c.credits == 3, "... its value taken");
+	shim_config_free(&c);
+	CHECK(chmod(dir, 0755) == 0, "made it 0755");
+
+	/* A FIFO would block a reader until someone writes to it. */
+	remove(f);
+	CHECK(mkfifo(f, 0600) == 0, "made a FIFO in its place");
+	snprintf(want, sizeof(want), "%s: not read: not a regular file", f);
+	CHECK_STR(load_home(&c, home, etc), want, "a FIFO: refused at once");
+	shim_config_free(&c);
+	remove(f);
+
+	if (geteuid() != 0) {
+		SKIP("another user's file in $HOME (making one needs root)");
+		SKIP("... and root's own file in its place");
+		SKIP("a link to root's secret in another user's HOME");
+		return;
+	}
+	/* A root process whose HOME is another user's (sudo -E, su -m). */
+	write_text(f, "credits = 3\n");
+	CHECK(chmod(f, 0644) == 0 && chown(f, 65534, 65534) == 0,
+	      "gave the file to nobody");
+	snprintf(want, sizeof(want), "%s: not read: owned by uid 65534, not by "
+		 "this process's user (uid 0) or root", f);
+	CHECK_STR(load_home(&c, home, etc), want, "root, another user's file in "
+		  "$HOME: refused, named, and why");
+	CHECK(c.bad && c.credits == 32, "... nothing of it taken");
+	shim_config_free(&c);
+
+	CHECK(chown(f, 0, 0) == 0, "gave it to root");
+	CHECK_STR(load_home(&c, home, etc), "", "root's own file: read");
+	CHECK(c.credits == 3, "... its value taken");
+	shim_config_free(&c);
+	remove(f);
+
+	/*
+	 * The user whose HOME it is links the file to one of root's secrets:
+	 * read, its lines would come back one by one in the messages.
+	 */
+	write_text(in_tmp(secret, "secret"), "root:$y$j9T$secret:19000:0:99999:7:::\n");
+	CHECK(chmod(secret, 0600) == 0 && symlink(secret, f) == 0,
+	      "linked the file to a secret of root's");
+	CHECK(chown(home, 65534, 65534) == 0, "gave the home directory to "
+	      "nobody");
+	snprintf(want, sizeof(want), "%s: not read: directory %s is owned by uid "
+		 "65534, not by this process's user (uid 0) or root", f, home);
+	CHECK_STR(load_home(&c, home, etc), want, "root, HOME another user's, "
+		  "the file a link to root's secret: refused, named");
+	CHECK(c.nmsgs == 1 && !strstr(c.msgs[0].text, "secret:"), "... and "
+	      "nothing of the secret shown");
+	shim_config_free(&c);
+	remove(f);
+	CHECK(chown(home, 0, 0) == 0, "gave the home directory back");
+}
+
 int
 main(void)
 {
@@ -269,6 +405,7 @@ main(void)
 	test_syntax();
 	test_many_errors();
 	test_search();
+	test_trust();
 	fixture_done();
 	return check_done();
 }

@@ -30,8 +30,9 @@ test_defaults(void)
 	CHECK_EQ_U(c.connect_timeout_ms, SHIM_DEFAULT_CONNECT_TIMEOUT_MS,
 		   "default connect_timeout");
 	CHECK_EQ_U(c.negative_cache_s, 60, "default negative_cache = 60");
-	CHECK_EQ_U(c.max_reply, 64u << 20, "default max_reply = 64M");
-	CHECK_EQ_U(c.max_call, 1u << 30, "default max_call = 1G");
+	CHECK_EQ_U(c.max_reply, 1u << 20, "default max_reply = 1M");
+	CHECK_EQ_U(c.max_call, 4u << 20, "default max_call = 4M");
+	CHECK_EQ_U(c.max_pinned, 0, "default max_pinned = 0 (from ulimit -l)");
 	CHECK(c.remote_invalidate, "default remote_invalidate = yes");
 	CHECK_EQ_U(c.log_level, SHIM_LOG_INFO, "default log_level = info");
 	CHECK_EQ_U(c.log_dest, SHIM_LOG_TO_STDERR, "default log = stderr");
@@ -58,7 +59,7 @@ test_names(const char *man_path)
 		nkeys++;
 	while (env[nenv])
 		nenv++;
-	CHECK_EQ_U(nkeys, 15, "15 keys");
+	CHECK_EQ_U(nkeys, 17, "17 keys");
 	CHECK_EQ_U(nenv, nkeys + 1, "one variable per key plus the file");
 	CHECK_STR(env[0], "RPCRDMA_SHIM_CONFIG",
 		  "RPCRDMA_SHIM_CONFIG comes first");
@@ -143,6 +144,9 @@ test_table(void)
 		case SHIM_KEY_LOG:
 			snprintf(line, sizeof(line), "%s = stderr", k->name);
 			break;
+		case SHIM_KEY_PROGS:
+			snprintf(line, sizeof(line), "%s = none", k->name);
+			break;
 		case SHIM_KEY_RULE:
 		case SHIM_KEY_PORT_MAP:
 			continue;
@@ -221,8 +225,14 @@ static const struct ok_case ok_cases[] = {
 	{ "write_chunk = 1M", FLD(write_chunk), 1u << 20 },
 	{ "write_chunk = 1G", FLD(write_chunk), 1u << 30 },
 	{ "max_call = 512m", FLD(max_call), 512u << 20 },
+	{ "max_pinned = 0", FLD(max_pinned), 0 },
+	{ "max_pinned = 6M", FLD(max_pinned), 6u << 20 },
+	{ "max_pinned = 1024G", FLD(max_pinned), 1ull << 40 },
 	{ "remote_invalidate = no", FLD(remote_invalidate), 0 },
 	{ "remote_invalidate = on", FLD(remote_invalidate), 1 },
+	{ "no_placement = none", FLD(n_no_placement), 0 },
+	{ "no_placement = nfs", FLD(n_no_placement), 1 },
+	{ "no_placement = 100003, 0x20000099,7", FLD(n_no_placement), 3 },
 	{ "log_level = error", FLD(log_level), SHIM_LOG_ERROR },
 	{ "log_level = warn", FLD(log_level), SHIM_LOG_WARN },
 	{ "log_level = info", FLD(log_level), SHIM_LOG_INFO },
@@ -251,11 +261,18 @@ test_valid_values(void)
 		shim_config_free(&c);
 	}
 
+	parse_text(&c, "no_placement = nfs, 0x20000099\n");
+	CHECK(c.n_no_placement == 2 && c.no_placement[0] == 100003 &&
+	      c.no_placement[1] == 0x20000099, "no_placement: nfs is 100003, hex read");
+	shim_config_free(&c);
+
 	parse_text(&c, "log = /var/log/rpcrdma-shim.log\n");
 	CHECK_STR(c.log_path, "/var/log/rpcrdma-shim.log", "log path kept");
 	CHECK_STR(c.source, conf_path, "source names the file read");
 	shim_config_free(&c);
 }
+
+#define PROGS_ALLOWED "must be none or up to 16 RPC program numbers (or nfs), separated by commas"
 
 struct bad_case {
 	const char *line;
@@ -265,6 +282,15 @@ struct bad_case {
 
 static const struct bad_case bad_cases[] = {
 	{ "enable = maybe", "1: enable = maybe: " BOOL_ALLOWED, FLD(enable) },
+	{ "no_placement = 0", "1: no_placement = 0: " PROGS_ALLOWED,
+	  FLD(n_no_placement) },
+	{ "no_placement = nfs,", "1: no_placement = nfs,: " PROGS_ALLOWED,
+	  FLD(n_no_placement) },
+	{ "no_placement = nfsd", "1: no_placement = nfsd: " PROGS_ALLOWED,
+	  FLD(n_no_placement) },
+	{ "no_placement = 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17",
+	  "1: no_placement = 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17: "
+	  PROGS_ALLOWED, FLD(n_no_placement) },
 	{ "enable =", "1: enable = \"\": " BOOL_ALLOWED, FLD(enable) },
 	{ "mode = fast", "1: mode = fast: must be prefer-rdma, require-rdma "
 	  "or tcp-only", FLD(mode) },
@@ -397,8 +423,10 @@ static const struct bad_case bad_cases[] = {
 	{ "= 5", "1: = 5: missing the key before '='", FLD(nrules) },
 	{ "credit = 5", "1: credit = 5: unknown key (known: enable, mode, "
 	  "inline_send, inline_recv, credits, connect_timeout, negative_cache, "
-	  "max_reply, max_call, write_chunk, remote_invalidate, log_level, log, "
-	  "rule, port_map)", FLD(credits) },
+	  "max_reply, max_call, write_chunk, max_pinned, remote_invalidate, no_placement, "
+	  "log_level, log, rule, port_map)", FLD(credits) },
+	{ "max_pinned = 1025G", "1: max_pinned = 1025G: must be 0 (from ulimit "
+	  "-l) or a size up to 1099511627776 (1024G) bytes", FLD(max_pinned) },
 	{ "write_chunk = 2G", "1: write_chunk = 2G: must be from 0 (none) to "
 	  "1073741824 (1G) bytes", FLD(write_chunk) },
 };

@@ -231,8 +231,15 @@ test_port_map(void)
 	int errs;
 
 	shim_config_init_defaults(&c);
-	CHECK_EQ_U(shim_config_rdma_port(&c, 2049), 2049,
+	CHECK_EQ_U(shim_config_rdma_port(&c, 2050), 2050,
 		   "no map: the same port");
+	CHECK_EQ_U(shim_config_rdma_port(&c, 2049), 20049,
+		   "no map: NFS's 2049 goes to 20049 (RFC 8166 s6)");
+	shim_config_free(&c);
+
+	errs = parse_text(&c, "port_map = 2049:2049\n");
+	CHECK(errs == 0 && shim_config_rdma_port(&c, 2049) == 2049,
+	      "a map for 2049 overrides NFS's RDMA port");
 	shim_config_free(&c);
 
 	errs = parse_text(&c, "port_map = 2049:20049\n"

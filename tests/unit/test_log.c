@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -44,6 +45,14 @@ log_default(void *arg)
 	shim_log_close();
 	shim_log(SHIM_LOG_INFO, "plain %s", "info");
 	shim_log(SHIM_LOG_DEBUG, "hidden");
+}
+
+static void
+log_still_mine(void *arg)
+{
+	(void)arg;
+	shim_log(SHIM_LOG_INFO, "still mine");
+	shim_log(SHIM_LOG_INFO, "and on");
 }
 
 struct log_thread {
@@ -138,7 +147,11 @@ test_log(void)
 	      !strncmp(out + strlen(pre), longmsg, 3000),
 	      "a 3000-character message is written whole");
 
-	/* The application closes our descriptor and reuses the number. */
+	/*
+	 * The application closes our descriptor and reuses the number: the
+	 * sink leaves it alone, and does not open the path again (which may
+	 * name another file by now): lines go to stderr.
+	 */
 	remove(logf);
 	shim_log_open(&c, "tprog");
 	fd = sink_fd(logf);
@@ -149,14 +162,18 @@ test_log(void)
 		close(fd2);
 		fd2 = fd;
 	}
-	shim_log(SHIM_LOG_INFO, "still mine");
+	remove(logf);
+	out = capture_stderr(errf, log_still_mine, NULL);
+	snprintf(want, sizeof(want), "%sstill mine\n%sand on\n", pre, pre);
+	CHECK_STR(out, want, "a lost descriptor: lines go to stderr from then "
+		  "on");
 	CHECK(fd2 == fd && read_text(other)[0] == '\0',
-	      "a reused descriptor is left alone");
-	snprintf(want, sizeof(want), "%sstill mine\n", pre);
-	CHECK_STR(read_text(logf), want, "... and the file is reopened");
+	      "... the reused descriptor is left alone");
+	CHECK(access(logf, F_OK) < 0, "... the path is not opened again");
 	shim_log_open(&c, "tprog");
-	CHECK(fcntl(fd2, F_GETFD) >= 0, "reopening the sink does not close the "
-	      "application's descriptor");
+	CHECK(fcntl(fd2, F_GETFD) >= 0, "setting the sink up again does not "
+	      "close the application's descriptor");
+	CHECK(sink_fd(logf) >= 0, "... and opens the file again");
 	close(fd2);
 
 	remove(logf);
@@ -226,11 +243,113 @@ test_log(void)
 	shim_config_free(&c);
 }
 
+/*
+ * Open path as the log file with stderr captured: what stderr got (the
+ * warning when the file is refused, then "after").
+ */
+static const char *
+open_captured(struct shim_config *c, const char *path)
+{
+	char errf[PATH_MAX];
+
+	snprintf(c->log_path, sizeof(c->log_path), "%s", path);
+	return capture_stderr(in_tmp(errf, "stderr.txt"), log_open_cfg, c);
+}
+
+/* The warning of a refused log file, then the line logged after it. */
+static const char *
+refused(const char *path, const char *why)
+{
+	static char want[8192];
+
+	snprintf(want, sizeof(want), "rpcrdma-shim[tprog:%ld]: warning: log = "
+		 "%s: cannot open: %s; logging to stderr\n"
+		 "rpcrdma-shim[tprog:%ld]: after\n", (long)getpid(), path, why,
+		 (long)getpid());
+	return want;
+}
+
+/*
+ * The file as setuid-aware programs open theirs: created 0600 whatever the
+ * umask, no symbolic link followed, only a regular file of our own user or
+ * root's.
+ */
+static void
+test_file_safety(void)
+{
+	char logf[PATH_MAX], link[PATH_MAX], target[PATH_MAX], fifo[PATH_MAX];
+	struct shim_config c;
+	struct stat st;
+	mode_t mask;
+	int rd, fd;
+
+	shim_config_init_defaults(&c);
+	c.log_dest = SHIM_LOG_TO_FILE;
+	in_tmp(logf, "safe.log");
+	in_tmp(link, "link.log");
+	in_tmp(target, "target.file");
+	in_tmp(fifo, "fifo.log");
+
+	mask = umask(0);
+	CHECK_STR(open_captured(&c, logf), "", "a new log file is opened");
+	umask(mask);
+	CHECK(stat(logf, &st) == 0 && (st.st_mode & 07777) == 0600,
+	      "... created with mode 0600 even under umask 0 (%o)",
+	      (unsigned int)(st.st_mode & 07777));
+	CHECK(sink_fd(logf) >= 0 &&
+	      (fcntl(sink_fd(logf), F_GETFL) & O_NONBLOCK) == 0,
+	      "... held without O_NONBLOCK");
+
+	write_text(target, "");
+	remove(link);
+	CHECK(symlink(target, link) == 0, "made a symbolic link");
+	CHECK_STR(open_captured(&c, link), refused(link, "a symbolic link (not "
+		  "followed)"), "a symbolic link as the log file: refused, "
+		  "stderr instead");
+	CHECK_STR(read_text(target), "", "... its target untouched");
+	CHECK(sink_fd(target) < 0, "... and not held");
+
+	/* A reader on the FIFO: an open that followed it would not block. */
+	remove(fifo);
+	CHECK(mkfifo(fifo, 0600) == 0, "made a FIFO");
+	rd = open(fifo, O_RDONLY | O_NONBLOCK);
+	CHECK_STR(open_captured(&c, fifo), refused(fifo, "not a regular file"),
+	      "a FIFO as the log file: refused");
+	close(rd);
+	CHECK_STR(open_captured(&c, fifo), refused(fifo, "not a regular file"),
+	      "... also without a reader, at once");
+	CHECK_STR(open_captured(&c, "/dev/null"), refused("/dev/null",
+		  "not a regular file"), "a device as the log file: refused");
+
+	if (geteuid() == 0) {
+		/* Root appends to nobody's file only if nobody could make it. */
+		fd = open(target, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+		CHECK(fd >= 0 && fchown(fd, 65534, 65534) == 0,
+		      "made a file owned by nobody");
+		close(fd);
+		CHECK_STR(open_captured(&c, target), refused(target, "owned by "
+			  "another user (only the process's own user's files "
+			  "and root's are used)"), "another user's file: "
+			  "refused");
+		CHECK_STR(read_text(target), "", "... left empty");
+		CHECK(chown(target, 0, 0) == 0, "gave it to root");
+		CHECK_STR(open_captured(&c, target), "", "root's file: used");
+	} else {
+		/* Without root no file of another user can be made. */
+		fd = open(target, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		close(fd);
+		CHECK_STR(open_captured(&c, target), "", "our own file: used");
+	}
+	shim_log_close();
+	shim_config_free(&c);
+}
+
 int
 main(void)
 {
 	fixture_init();
 	test_log();
+	test_file_safety();
 	fixture_done();
 	return check_done();
 }

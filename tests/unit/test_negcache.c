@@ -85,10 +85,11 @@ test_uncacheable(void)
 		{ RDMA_FAIL_REFUSED, true },
 		{ RDMA_FAIL_UNREACHABLE, true },
 		{ RDMA_FAIL_TIMEOUT, true },
-		/* Local trouble says nothing about the peer. */
+		/* Memory: the next client would not have it either. */
+		{ RDMA_FAIL_MEMLOCK, true },
+		/* Other local trouble says nothing about the peer. */
 		{ RDMA_FAIL_NONE, false },
 		{ RDMA_FAIL_ERROR, false },
-		{ RDMA_FAIL_MEMLOCK, false },
 		/* Not outcomes of an attempt. */
 		{ RDMA_FAIL_NEGCACHE, false },
 		{ RDMA_FAIL_CONFIG, false },
@@ -112,6 +113,65 @@ test_uncacheable(void)
 	negcache_add_at(SA(&local), RDMA_FAIL_REFUSED, 60, 4000);
 	CHECK(!negcache_lookup_at(SA(&local), &why, 4001),
 	      "an AF_UNIX peer is neither cached nor found");
+}
+
+/* 10.1.x.y, one address per i. */
+static struct sockaddr_in
+peer_n(unsigned int i)
+{
+	char text[32];
+
+	snprintf(text, sizeof(text), "10.1.%u.%u", i / 256, i % 256);
+	return in4(text, 2049);
+}
+
+/* Peers never looked up again do not stay: adding one sweeps them. */
+static void
+test_sweep(void)
+{
+	struct sockaddr_in p, late = in4("10.77.0.50", 2049);
+
+	for (unsigned int i = 0; i < 100; i++) {
+		p = peer_n(i);
+		negcache_add_at(SA(&p), RDMA_FAIL_REFUSED, 10, 4100);
+	}
+	CHECK_EQ_U(negcache_size(), 100, "100 peers added when the earlier "
+		   "tests' entries had expired: 100 entries");
+	negcache_add_at(SA(&late), RDMA_FAIL_REFUSED, 10, 4200);
+	CHECK_EQ_U(negcache_size(), 1, "adding a peer after they expired drops "
+		   "all of them, unlooked-up");
+	CHECK_EQ_U(found(&late, 4200), RDMA_FAIL_REFUSED, "... and holds the "
+		   "new one");
+}
+
+/* Full: the entry that would expire first goes. */
+static void
+test_bound(void)
+{
+	struct sockaddr_in p;
+	unsigned int n = NEGCACHE_MAX + 10, gone = 0, held = 0;
+
+	for (unsigned int i = 0; i < n; i++) {
+		p = peer_n(i);
+		negcache_add_at(SA(&p), RDMA_FAIL_TIMEOUT, 600 + i, 4300);
+	}
+	CHECK_EQ_U(negcache_size(), NEGCACHE_MAX, "%u peers added: the table "
+		   "holds NEGCACHE_MAX (%u)", n, NEGCACHE_MAX);
+	for (unsigned int i = 0; i < n; i++) {
+		p = peer_n(i);
+		if (i < 10)
+			gone += found(&p, 4301) == RDMA_FAIL_MAX;
+		else
+			held += found(&p, 4301) == RDMA_FAIL_TIMEOUT;
+	}
+	CHECK_EQ_U(gone, 10, "the 10 that would expire first were dropped");
+	CHECK_EQ_U(held, NEGCACHE_MAX, "the others are all held");
+
+	p = peer_n(n - 1);
+	negcache_add_at(SA(&p), RDMA_FAIL_REFUSED, 60, 4302);
+	CHECK_EQ_U(negcache_size(), NEGCACHE_MAX, "renewing a peer held takes "
+		   "no room");
+	CHECK_EQ_U(found(&p, 4302), RDMA_FAIL_REFUSED, "... and renews it");
 }
 
 /* Last: while it lasts, the wildcard answers for every peer. */
@@ -148,6 +208,8 @@ main(void)
 	test_add_lookup();
 	test_expiry();
 	test_uncacheable();
+	test_sweep();
+	test_bound();
 	test_no_device_wildcard();
 	return check_done();
 }

@@ -390,6 +390,8 @@ daemonize(void)
 		dup2(fd, 0);
 		close(fd);
 	}
+	/* stderr stays (the caller's log), and says who serves. */
+	fprintf(stderr, "%s: daemon pid %d\n", PROGNAME, (int)getpid());
 	return 0;
 }
 
