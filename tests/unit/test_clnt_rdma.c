@@ -401,8 +401,21 @@ test_bad_replies(void)
 	clnt_geterr(cl, &e);
 	CHECK_EQ_U(e.re_errno, EPROTONOSUPPORT, "re_errno EPROTONOSUPPORT");
 
+	/* s5.5: an RDMA_ERROR that cannot be decoded is discarded. */
+	srv.mode = SRV_BAD_ERROR;
+	CHECK_EQ_U(null_call(cl, 200), RPC_TIMEDOUT,
+		   "an undecodable RDMA_ERROR with the call's XID does not end it");
+	CHECK_EQ_U(ct->ct_outstanding, 0, "its credit came back with the timeout");
+
 	srv.mode = SRV_REPLY;
 	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "the connection serves the next call");
+
+	/* s7.2.1: a backward call's credit value is not a forward grant. */
+	srv.backward_call = true;
+	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "a call followed by a backward-direction call");
+	srv.backward_call = false;
+	CHECK_EQ_U(ct_reap(ct), 0, "the backward call taken");
+	CHECK_EQ_U(ct->ct_granted, 4, "the grant is the reply's, not the backward call's");
 	destroy_client(cl);
 }
 
