@@ -159,13 +159,21 @@ ct_ready(struct ct_rdma *ct, int64_t deadline, bool *renewed,
 		}
 		/* s4.3.3, s4.3.1: never more calls in flight than granted. */
 		ret = ct_wait_room(ct, deadline);
-		if (ret)
+		if (!ret) {
+			s = ct_get_slot(ct, deadline);
+			if (s >= 0)
+				return s;
+			ret = s;
+			if (s == -ENOSPC && !*renewed) {
+				why_lost = "every call slot holds a timed-out call's memory";
+				ep_set_dead(ct->ct_ep, ENOSPC);
+				continue;
+			}
+		}
+		/* Lost while waiting: a new connection, if not done yet. */
+		if (!ep_dead(ct->ct_ep) || *renewed)
 			return ep_dead(ct->ct_ep) ? -ep_dead(ct->ct_ep) : ret;
-		s = ct_get_slot(ct, deadline);
-		if (s != -ENOSPC || *renewed)
-			return s;
-		why_lost = "every call slot holds a timed-out call's memory";
-		ep_set_dead(ct->ct_ep, ENOSPC);
+		why_lost = NULL;
 	}
 }
 
@@ -269,10 +277,14 @@ again:
 	if (ret == -ENOMEM)
 		ct_log_memory("a call's receive and header", 0);
 	if (ret) {
-		/* Nothing reached the server: nothing stays exposed. */
-		ct_fence_now(ct, (unsigned int)s);
-		/* A connection found lost at the Send: the call goes on a new one. */
-		if (ep_dead(ep) && !renewed)
+		/*
+		 * Nothing reached the server: nothing stays exposed.  A
+		 * connection found lost at the Send takes its windows with it,
+		 * and the call goes on a new one.
+		 */
+		if (!ep_dead(ep))
+			ct_fence_now(ct, (unsigned int)s);
+		else if (!renewed)
 			goto again;
 		return ct_fail(ct, ret == -ETIMEDOUT ? RPC_TIMEDOUT : RPC_CANTSEND,
 			       -ret);
