@@ -128,25 +128,24 @@ count_lines() {
 }
 
 @test "the shim's own server stopped for a while: its late replies cost no later call" {
-	# The server is stopped (SIGSTOP) while the client's first calls time
-	# out, then continued: it answers the backlog late, writing the
-	# 16 KiB results into the timed-out calls' chunks, then the rest.
-	local port n cont
+	# Once the client is connected, the server is stopped (SIGSTOP) for
+	# five seconds while calls time out, one second each, then continued:
+	# it answers the backlog late, writing the 16 KiB results into the
+	# timed-out calls' chunks, then the calls after them.
+	local port n
 	port=$(free_port)
 	start_server --rdma -m tli -a "$RXE_ADDR" -p "$port"
+	start_client_bg --rdma -m tli -h "$RXE_ADDR" -p "$port" -t 1 -k -o echo -s 16K -c 1000
+	wait_log "$CLIENT_LOG" ': RDMA, inline' 60
 	kill -STOP "$SERVER_PID"
-	(
-		sleep 6
-		kill -CONT "$SERVER_PID"
-	) 3>&- &
-	cont=$!
-	client --rdma -m tli -h "$RXE_ADDR" -p "$port" -t 1 -k -o echo -s 16K -c 12
+	sleep 5
 	kill -CONT "$SERVER_PID"
-	wait "$cont"
+	wait_bg "$CLIENT_PID" 250
+	run cat "$CLIENT_LOG"
 	n=$(count_lines "echo 16384: RPC: Timed out")
 	((n >= 4)) || fail "only $n calls timed out while the server was stopped"
-	assert_line "failed $n of 12 calls"
 	# Every other call was answered: none failed with the connection.
-	assert_equal "$(count_lines "echo 16384 ok")" $((12 - n))
+	assert_line "failed $n of 1000 calls"
+	assert_equal "$(count_lines "echo 16384 ok")" $((1000 - n))
 	stop_server
 }
