@@ -31,6 +31,7 @@
 static bool key_unbind(uint32_t key);
 
 unsigned int recv_reserved, fake_connects;
+bool fake_refuse;
 static struct ibv_context fake_ctx;
 static struct ibv_pd fake_pd = { .context = &fake_ctx };
 static struct rdma_dev fake_dev;
@@ -191,9 +192,14 @@ ep_connect(const struct sockaddr *dst, const struct sockaddr *src,
 	   int timeout_ms, const struct ep_attr *attr, struct ep **out,
 	   enum rdma_fail *why)
 {
-	struct ep *ep = calloc(1, sizeof(*ep));
+	struct ep *ep;
 	unsigned int i;
 
+	if (fake_refuse) {
+		*why = RDMA_FAIL_UNREACHABLE;
+		return -ECONNREFUSED;
+	}
+	ep = calloc(1, sizeof(*ep));
 	fake_connects++;
 	ep->attr = *attr;
 	ep->recv = calloc(attr->nrecv, attr->inline_recv);
@@ -726,6 +732,7 @@ fake_reset(uint32_t send_max)
 	memset(&srv, 0, sizeof(srv));
 	nbound = nlocal_inv = violations = 0;
 	fake_forked = false;
+	fake_refuse = false;
 	fake_abandoned = 0;
 	fake_send_max = send_max;
 	fake_ctx.ops.alloc_mw = fake_alloc_mw;

@@ -59,8 +59,9 @@ extern unsigned int nbound, nlocal_inv, violations;
 extern int mws_alive, pbufs_alive;
 /* Receives reserved for calls in flight, over all endpoints. */
 extern unsigned int recv_reserved;
-/* Endpoints connected so far. */
+/* Endpoints connected so far; connects refused while fake_refuse. */
 extern unsigned int fake_connects;
+extern bool fake_refuse;
 /* What the budget can give (rdma_mem_available). */
 extern uint64_t fake_mem_available;
 /* The address the client connects to. */

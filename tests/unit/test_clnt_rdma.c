@@ -303,6 +303,16 @@ test_orphans_renew(void)
 	ep_set_dead(ct->ct_ep, ECONNRESET);
 	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "a call after the connection was lost");
 	CHECK_EQ_U(fake_connects, connects + 2, "on a new connection");
+
+	/* The server gone: each call tries once, fails, and nothing leaks. */
+	ep_set_dead(ct->ct_ep, ECONNRESET);
+	fake_refuse = true;
+	CHECK_EQ_U(null_call(cl, 5000), RPC_CANTSEND, "a call while the server refuses");
+	CHECK(ct->ct_ep == NULL && mws_alive == 0, "no connection, no window left");
+	CHECK_EQ_U(null_call(cl, 5000), RPC_CANTSEND, "and the next");
+	fake_refuse = false;
+	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "a call once the server is back");
+	CHECK_EQ_U(fake_connects, connects + 3, "on a new connection");
 	destroy_client(cl);
 }
 
