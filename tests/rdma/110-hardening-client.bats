@@ -91,9 +91,11 @@ count_lines() {
 	# A slow server answers five calls only after the client gave up on
 	# them, each through its Reply chunk as Linux's server does: every
 	# timed-out call's memory is still exposed, no RDMA Write fails, and
-	# the calls after them are answered on the same connection.
+	# the calls after them are answered on the same connection.  Reply
+	# chunks of 64 KiB, so that memory (ulimit -l) is not what runs out.
 	start_peer -a "$RXE_ADDR" -p 0 --credits 1 --held 5 --timeout 50 late-many
-	client --rdma -m tli -h "$RXE_ADDR" -p "$PEER_PORT" -t 2 -k -o null -c 8
+	client --rdma --env RPCRDMA_SHIM_MAX_REPLY=64K -m tli -h "$RXE_ADDR" -p "$PEER_PORT" \
+		-t 2 -k -o null -c 8
 	assert_failure 1
 	assert_line "failed 5 of 8 calls"
 	assert_equal "$(count_lines "null: RPC: Timed out")" 5
@@ -113,7 +115,8 @@ count_lines() {
 	# reply may still be written; the old connection's held replies are
 	# lost with it, as over TCP they would be dropped by XID.
 	start_peer -a "$RXE_ADDR" -p 0 --credits 1 --held 10 --connections 2 --timeout 55 late-many
-	client --rdma -m tli -h "$RXE_ADDR" -p "$PEER_PORT" -t 2 -k -o null -c 13
+	client --rdma --env RPCRDMA_SHIM_MAX_REPLY=64K -m tli -h "$RXE_ADDR" -p "$PEER_PORT" \
+		-t 2 -k -o null -c 13
 	assert_failure 1
 	assert_line "failed 10 of 13 calls"
 	assert_equal "$(count_lines "null ok")" 3
@@ -125,6 +128,22 @@ count_lines() {
 	assert_line --regexp '^disconnected conn=1 calls=8 '
 	assert_line --regexp '^disconnected conn=2 calls=5 '
 	assert_line --regexp '^summary case=late-many requests=2 accepted=2 '
+}
+
+@test "timed-out calls holding the memory a call needs: a new connection, not a failed call" {
+	# With the default 1 MiB Reply chunks, four timed-out calls hold what
+	# ulimit -l leaves: the fifth goes on a new connection, which gives
+	# their memory back, rather than fail for want of it.
+	start_peer -a "$RXE_ADDR" -p 0 --credits 1 --held 4 --connections 2 --timeout 50 late-many
+	client --rdma -m tli -h "$RXE_ADDR" -p "$PEER_PORT" -t 2 -k -o null -c 7
+	assert_failure 1
+	assert_line "failed 4 of 7 calls"
+	assert_line --partial "client: timed-out calls hold the memory a call needs, connecting again"
+	wait_peer
+	assert_peer_ok
+	assert_equal "$(grep -c '^reply_lost conn=1 ' <<<"$output")" 4
+	refute_line --partial "rdma_write=failed"
+	assert_line --regexp '^disconnected conn=2 calls=3 '
 }
 
 @test "the shim's own server stopped for a while: its late replies cost no later call" {

@@ -210,11 +210,11 @@ assert_nfs4_case() {
 	pid=$BG_PID
 	await_ready "$pid" "$ready" nfs4-read-server
 	peer_call -a "$RXE_ADDR" -p "$port" --prog 100003 --vers 4 \
-		nfs4read:1K+write nfs4read:64K+write nfs4read:1M+write nfs4read:64K+reply
+		nfs4read:1K+write nfs4read:64K+write nfs4read:1024K+write nfs4read:64K+reply
 	assert_success
 	assert_nfs4_case nfs4read:1K+write "write_chunk_used=1024"
 	assert_nfs4_case nfs4read:64K+write "write_chunk_used=65536"
-	assert_nfs4_case nfs4read:1M+write "write_chunk_used=1048576"
+	assert_nfs4_case nfs4read:1024K+write "write_chunk_used=1048576"
 	# Without a Write chunk the whole reply comes through the Reply chunk.
 	assert_nfs4_case nfs4read:64K+reply "reply_chunk_used=[0-9]+"
 	assert_line "summary cases=4 ok=4 failed=0 not_run=0 result=ok"
