@@ -223,6 +223,12 @@ OPS=null,echo,sink,source,mixed
 	assert_line --regexp '^null +0 +5 +[0-9.]+ +[0-9.]+ +0\.00 +[0-9.]+$'
 	assert_line --regexp '^echo +100 +5 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+$'
 	assert_line --regexp '^echo +65536 +5 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+$'
+	# From making the handle to its first reply.
+	assert_line --regexp '^create [0-9]+\.[0-9]{6}$'
+	local create
+	create=$(awk '$1 == "create" { print $2 }' <<<"$output")
+	awk -v c="$create" 'BEGIN { exit !(c > 0 && c < 60) }' ||
+		fail "create took $create s"
 	refute_line --partial " ok"
 
 	# -u adds the CPU time spent inside the calls, mean per call.

@@ -35,6 +35,9 @@ assert_usage_errors() {
 	for name in null echo-1k echo-4000 echo-4k echo-64k echo-1m source-1m sink-1m echo-4k-x2; do
 		assert_line --regexp "^  $name +[0-9x]+ calls  "
 	done
+	for name in start-rdma start-tcp start-client start-none create blackhole; do
+		assert_line --regexp "^  $name +[a-z]"
+	done
 	run "$BENCH" -h
 	assert_success
 	assert_line --regexp '^Usage: '

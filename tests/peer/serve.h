@@ -10,7 +10,7 @@
 #include "rpctest.h"
 
 #define PEER_MAX_CONNS 16
-#define PEER_MAX_HELD 64
+#define PEER_MAX_HELD 512
 
 /*
  * The serve cases, named in serve_case_names (serve.c).  A case decides

@@ -169,9 +169,11 @@ run_set(CLIENT *clnt, const struct options *o, unsigned long iter)
 static CLIENT *
 setup_client(const struct options *o)
 {
-	CLIENT *clnt = make_client(o);
+	CLIENT *clnt;
 	struct timeval tv;
 
+	bench_mark_create();
+	clnt = make_client(o);
 	tv.tv_sec = o->timeout;
 	tv.tv_usec = 0;
 	clnt_control(clnt, CLSET_TIMEOUT, (char *)&tv);

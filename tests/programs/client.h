@@ -95,6 +95,7 @@ double call_begin(void);
 double call_end(double t0);
 void stats_add(unsigned int oi, unsigned int si, double seconds,
 	       unsigned long long bytes);
+void bench_mark_create(void);
 void print_bench(const struct options *o);
 long count_fds(void);
 long rss_kb(void);

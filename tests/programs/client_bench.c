@@ -19,6 +19,9 @@ struct stat_cell {
 
 static struct stat_cell stats[MAX_LIST][MAX_LIST];
 
+/* -b: from the first handle's creation to its first reply, in seconds. */
+static double create_t0, first_reply = -1;
+
 /* --- timing --------------------------------------------------------------- */
 
 static double
@@ -73,15 +76,27 @@ stats_add(unsigned int oi, unsigned int si, double seconds,
 {
 	struct stat_cell *c = &stats[oi][si];
 
+	if (first_reply < 0 && create_t0 > 0)
+		first_reply = now() - create_t0;
 	c->calls++;
 	c->seconds += seconds;
 	c->cpu_seconds += last_call_cpu;
 	c->bytes += bytes;
 }
 
+/* Just before the first handle is made: the start of "create". */
+void
+bench_mark_create(void)
+{
+	if (create_t0 == 0)
+		create_t0 = now();
+}
+
 void
 print_bench(const struct options *o)
 {
+	if (first_reply >= 0)
+		printf("create %.6f\n", first_reply);
 	printf("%-7s %10s %8s %10s %11s %10s %11s%s\n",
 	       "op", "size", "calls", "seconds", "calls/s", "MB/s", "mean_us",
 	       measure_cpu ? "      cpu_us" : "");

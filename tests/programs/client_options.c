@@ -39,6 +39,7 @@ usage(void)
 		"  -P PROG   program number (default 0x%x)\n"
 		"  -b        print timing per op and size: calls, seconds, calls/s,\n"
 		"            MB/s (10^6 payload bytes per second, both directions), mean latency;\n"
+		"            create S: seconds from making the first handle to its first reply;\n"
 		"            with -R: cycles=N fds_before= fds_after= rss_kb_before= rss_kb_after=\n"
 		"  -u        with -b, also measure the CPU time (user and system, of this\n"
 		"            process) spent inside the calls: a cpu_us column, mean per call\n"
