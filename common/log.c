@@ -232,19 +232,26 @@ vlog_locked(enum shim_log_level level, int saved_errno, const char *fmt,
 }
 
 void
-shim_log(enum shim_log_level level, const char *fmt, ...)
+shim_vlog(enum shim_log_level level, const char *fmt, va_list ap)
 {
 	int saved = errno;	/* the caller's, for %m and on return */
-	va_list ap;
 
 	if (!shim_log_enabled(level))
 		return;
 	pthread_mutex_lock(&log_lock);
-	va_start(ap, fmt);
 	vlog_locked(level, saved, fmt, ap);
-	va_end(ap);
 	pthread_mutex_unlock(&log_lock);
 	errno = saved;
+}
+
+void
+shim_log(enum shim_log_level level, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	shim_vlog(level, fmt, ap);
+	va_end(ap);
 }
 
 bool

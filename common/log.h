@@ -14,6 +14,7 @@
 #ifndef COMMON_LOG_H
 #define COMMON_LOG_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 
 /* Ordered: a message is shown when its level is <= the configured one. */
@@ -65,6 +66,8 @@ bool shim_log_enabled(enum shim_log_level level);
 /* One line; a trailing newline in fmt is not doubled. */
 void shim_log(enum shim_log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+void shim_vlog(enum shim_log_level level, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
 
 /* fork(): the sink's lock is held across it (shim/fork.c). */
 void shim_log_fork_lock(void);

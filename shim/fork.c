@@ -3,9 +3,12 @@
  * takes every global lock, always in this order (none of them is taken
  * while another is held, but for the log, which is taken last), so that
  * no other thread is half-way through a table when the process is copied;
- * the parent and the child release them.  The child then counts a new
- * generation, which makes every transport of the parent the parent's
- * (transport/cred.h), and forgets the parent's devices.
+ * the parent and the child release them.  These are the core module's;
+ * the RDMA module registers its own when it is loaded (transport/module.c),
+ * so that its handlers take their locks first and the log's stays last.
+ * There the child counts a new generation, which makes every transport of
+ * the parent the parent's (transport/cred.h), and forgets the parent's
+ * devices.
  *
  * A CLIENT's own lock is not taken: a call holds it while it waits for
  * its reply, and fork() must not wait for that.  A child never takes the
@@ -19,17 +22,11 @@
 #include "common/stats.h"
 #include "negcache.h"
 #include "shim.h"
-#include "transport/cred.h"
-#include "transport/rdma_dev.h"
-#include "transport/sockfd.h"
 
 static void
 fork_prepare(void)
 {
-	cred_fork_prepare();
 	negcache_fork_lock();
-	sockfd_fork_lock();
-	rdma_dev_fork_lock();
 	shim_stats_fork_lock();
 	log_once_fork_lock();
 	shim_log_fork_lock();
@@ -41,10 +38,7 @@ fork_parent(void)
 	shim_log_fork_unlock();
 	log_once_fork_unlock();
 	shim_stats_fork_unlock();
-	rdma_dev_fork_unlock();
-	sockfd_fork_unlock();
 	negcache_fork_unlock();
-	cred_fork_parent();
 }
 
 static void
@@ -53,10 +47,7 @@ fork_child(void)
 	shim_log_fork_unlock();
 	log_once_fork_unlock();
 	shim_stats_fork_unlock();
-	rdma_dev_fork_child();
-	sockfd_fork_unlock();
 	negcache_fork_unlock();
-	cred_fork_child();
 }
 
 void

@@ -11,8 +11,8 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 
+#include "module.h"
 #include "shim.h"
-#include "transport/sockfd.h"
 
 #define SHIM_EXPORT __attribute__((visibility("default")))
 
@@ -22,16 +22,20 @@ int __fxstat64(int ver, int fd, struct stat64 *st);
 SHIM_EXPORT int
 getsockopt(int fd, int level, int name, void *val, socklen_t *len)
 {
-	if (sockfd_owned(fd))
-		return sockfd_getsockopt(fd, level, name, val, len);
+	const struct shim_fd_ops *o = shim_fd_ops();
+
+	if (o && o->sockfd_owned(fd))
+		return o->getsockopt(fd, level, name, val, len);
 	return shim_real_fd()->getsockopt(fd, level, name, val, len);
 }
 
 SHIM_EXPORT int
 setsockopt(int fd, int level, int name, const void *val, socklen_t len)
 {
-	if (sockfd_owned(fd))
-		return sockfd_setsockopt(fd, level, name, val, len);
+	const struct shim_fd_ops *o = shim_fd_ops();
+
+	if (o && o->sockfd_owned(fd))
+		return o->setsockopt(fd, level, name, val, len);
 	return shim_real_fd()->setsockopt(fd, level, name, val, len);
 }
 
@@ -39,16 +43,20 @@ setsockopt(int fd, int level, int name, const void *val, socklen_t len)
 SHIM_EXPORT int
 getsockname(int fd, __SOCKADDR_ARG sa, socklen_t *len)
 {
-	if (sockfd_owned(fd))
-		return sockfd_getsockname(fd, sa.__sockaddr__, len);
+	const struct shim_fd_ops *o = shim_fd_ops();
+
+	if (o && o->sockfd_owned(fd))
+		return o->getsockname(fd, sa.__sockaddr__, len);
 	return shim_real_fd()->getsockname(fd, sa.__sockaddr__, len);
 }
 
 SHIM_EXPORT int
 getpeername(int fd, __SOCKADDR_ARG sa, socklen_t *len)
 {
-	if (sockfd_owned(fd))
-		return sockfd_getpeername(fd, sa.__sockaddr__, len);
+	const struct shim_fd_ops *o = shim_fd_ops();
+
+	if (o && o->sockfd_owned(fd))
+		return o->getpeername(fd, sa.__sockaddr__, len);
 	return shim_real_fd()->getpeername(fd, sa.__sockaddr__, len);
 }
 
@@ -56,8 +64,10 @@ getpeername(int fd, __SOCKADDR_ARG sa, socklen_t *len)
 static int
 fix(int fd, int ret, struct stat *st)
 {
-	if (ret == 0 && sockfd_owned(fd))
-		sockfd_fix_stat(st);
+	const struct shim_fd_ops *o = shim_fd_ops();
+
+	if (ret == 0 && o && o->sockfd_owned(fd))
+		o->fix_stat(st);
 	return ret;
 }
 

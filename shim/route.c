@@ -15,11 +15,10 @@
 #include "common/sockaddr.h"
 #include "common/stats.h"
 #include "decision.h"
+#include "module.h"
 #include "negcache.h"
 #include "shim.h"
-#include "transport/clnt_rdma.h"
 #include "transport/hooks.h"
-#include "transport/svc_rdma.h"
 
 /* ------------------------------------------------------------------ */
 /* Decisions, logged once per peer and outcome                         */
@@ -131,6 +130,24 @@ netbuf_is_inet(const struct netbuf *nb)
 }
 
 
+/* The RDMA client, once the RDMA module is loaded (core.c). */
+static CLIENT *
+client_rdma(int fd, const struct netbuf *raddr, const struct sockaddr *dst,
+	    rpcprog_t prog, rpcvers_t vers, u_int sendsz, u_int recvsz,
+	    const struct clnt_rdma_params *params, struct clnt_rdma_info *info,
+	    enum rdma_fail *why, int *err)
+{
+	const struct shim_rdma_ops *rdma = shim_rdma();
+
+	if (!rdma) {
+		*why = RDMA_FAIL_NO_DEVICE;
+		*err = ELIBACC;
+		return NULL;
+	}
+	return rdma->clnt_create(fd, raddr, dst, prog, vers, sendsz, recvsz,
+				 params, info, why, err);
+}
+
 /*
  * require-rdma: the create fails with an RPC error naming the reason;
  * cached when RDMA was not tried again because it failed recently.
@@ -228,9 +245,9 @@ shim_clnt_vc_create(int fd, const struct netbuf *raddr, rpcprog_t prog,
 		params.remote_inv = cfg->remote_invalidate;
 
 		shim_busy++;
-		cl = clnt_rdma_create(fd, raddr, (struct sockaddr *)&rdst, prog,
-				      vers, sendsz, recvsz, &params, &info,
-				      &f.result, &f.err);
+		cl = client_rdma(fd, raddr, (struct sockaddr *)&rdst, prog,
+				 vers, sendsz, recvsz, &params, &info,
+				 &f.result, &f.err);
 		shim_busy--;
 		f.tried = true;
 		if (cl)
@@ -284,6 +301,21 @@ log_server(const struct sockaddr *local, uint16_t rdma_port, bool rdma,
 			 "server on %s: TCP only (%s%s%s)", addr,
 			 rdma_fail_str(why), detail ? ": " : "",
 			 detail ? detail : "");
+}
+
+/* The RDMA listener, once the RDMA module is loaded (core.c). */
+static int
+server_rdma(SVCXPRT *xprt, const struct sockaddr *local, u_int sendsz,
+	    u_int recvsz, const struct svc_rdma_params *params,
+	    struct shim_stats_conn *s, enum rdma_fail *why)
+{
+	const struct shim_rdma_ops *rdma = shim_rdma();
+
+	if (!rdma) {
+		*why = RDMA_FAIL_NO_DEVICE;
+		return -ELIBACC;
+	}
+	return rdma->svc_listen(xprt, local, sendsz, recvsz, params, s, why);
 }
 
 static void
@@ -402,8 +434,8 @@ shim_svc_vc_create(int fd, u_int sendsz, u_int recvsz)
 		params.remote_inv = cfg->remote_invalidate;
 
 		shim_busy++;
-		ret = svc_rdma_listen(xprt, (struct sockaddr *)&local, sendsz,
-				      recvsz, &params, s, &f.result);
+		ret = server_rdma(xprt, (struct sockaddr *)&local, sendsz,
+				  recvsz, &params, s, &f.result);
 		shim_busy--;
 		/* Logs show the TCP side's address and port. */
 		sa_set_port((struct sockaddr *)&local, tcp_port);

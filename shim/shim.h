@@ -1,8 +1,9 @@
 /*
  * rpcrdma-shim: interposition layer.
  *
- * The exported hooks (preload.c) forward to the policy here (route.c),
- * which either builds an RPC-over-RDMA transport (transport/) or hands the
+ * The exported hooks (preload.c, in the preloaded library) forward to the
+ * policy here (route.c, in the core module: module.h), which either builds
+ * an RPC-over-RDMA transport (transport/, the RDMA module) or hands the
  * call to the real libtirpc function, found once with dlsym(RTLD_NEXT).
  */
 #ifndef SHIM_SHIM_H
@@ -11,6 +12,11 @@
 #include <rpc/rpc.h>
 
 #include "config/shim_config.h"
+
+struct shim_core_ops;
+struct shim_stub;
+struct shim_fd_ops;
+struct shim_rdma_ops;
 
 /* The real libtirpc entry points, filled once by shim_init(). */
 struct shim_real {
@@ -23,10 +29,11 @@ struct shim_real {
 extern struct shim_real shim_real;
 
 /*
- * The real socket and status calls, for descriptors that are not the
- * shim's.  Filled on first use, apart from shim_init(): a program that
- * never makes an RPC call pays nothing for them.  Status buffers are
- * untyped here: struct stat's name depends on _FILE_OFFSET_BITS.
+ * The preloaded library (stub.c).  The real socket and status calls, for
+ * descriptors that are not the shim's: filled on first use, so that a
+ * program that never makes an RPC call pays nothing for them.  Status
+ * buffers are untyped here: struct stat's name depends on
+ * _FILE_OFFSET_BITS.
  */
 struct shim_real_fd {
 	int (*getsockopt)(int fd, int level, int name, void *val,
@@ -42,6 +49,19 @@ struct shim_real_fd {
 };
 
 const struct shim_real_fd *shim_real_fd(void);
+
+/* The core module, loaded on first use; NULL when it cannot be. */
+const struct shim_core_ops *shim_core(void);
+const struct shim_stub *shim_stub(void);
+
+/* The RDMA module's answers for its descriptors; NULL until it is loaded. */
+const struct shim_fd_ops *shim_fd_ops(void);
+
+/*
+ * The core module (core.c): the RDMA module, loaded by the first RDMA
+ * attempt; NULL, with the reason logged once, when it cannot be.
+ */
+const struct shim_rdma_ops *shim_rdma(void);
 
 /*
  * Every hook may be the first call into the library: each calls this.  It
