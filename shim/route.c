@@ -4,11 +4,14 @@
  * per peer in the log.
  */
 #include <errno.h>
+#include <limits.h>
 #include <netdb.h>
+#include <pthread.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/log.h"
 #include "common/log_once.h"
@@ -17,6 +20,7 @@
 #include "decision.h"
 #include "module.h"
 #include "negcache.h"
+#include "negshare.h"
 #include "shim.h"
 #include "transport/hooks.h"
 
@@ -77,6 +81,65 @@ log_client_tcp(const struct sockaddr *dst, uint32_t prog, uint32_t vers,
 		 SHIM_LOG_INFO : SHIM_LOG_DEBUG,
 		 "client %s version %u to %s: TCP (%s%s%s)", pname, vers, peer,
 		 rdma_fail_str(why), detail ? ": " : "", detail ? detail : "");
+}
+
+/* ------------------------------------------------------------------ */
+/* The negative cache, this process's and the one shared with others   */
+/* ------------------------------------------------------------------ */
+
+static pthread_once_t share_once = PTHREAD_ONCE_INIT;
+static char share_dir[PATH_MAX];
+
+static void
+share_once_fn(void)
+{
+	if (!negshare_dir(share_dir, sizeof(share_dir)))
+		share_dir[0] = '\0';
+}
+
+/* The shared cache's directory, or NULL. */
+static const char *
+shared_dir(void)
+{
+	pthread_once(&share_once, share_once_fn);
+	return share_dir[0] ? share_dir : NULL;
+}
+
+/*
+ * True when peer failed recently here, or in another process of this user
+ * (then remembered here too, and described in detail for the log).
+ */
+static bool
+negative_lookup(const struct sockaddr *peer, unsigned int ttl_s,
+		enum rdma_fail *why, char *detail, size_t len)
+{
+	struct negshare_hit hit;
+	time_t now = time(NULL);
+	const char *dir;
+
+	detail[0] = '\0';
+	if (negcache_lookup(peer, why))
+		return true;
+	dir = shared_dir();
+	if (!ttl_s || !dir || !negshare_lookup(dir, peer, ttl_s, now, &hit))
+		return false;
+	*why = hit.why;
+	negcache_add(peer, hit.why, (unsigned int)(hit.expires - now));
+	snprintf(detail, len, "%s, found by process %d, for %lld s more (%s/%s)",
+		 rdma_fail_str(hit.why), (int)hit.pid,
+		 (long long)(hit.expires - now), dir, NEGSHARE_FILE);
+	return true;
+}
+
+static void
+negative_add(const struct sockaddr *peer, enum rdma_fail why,
+	     unsigned int ttl_s)
+{
+	const char *dir = shared_dir();
+
+	negcache_add(peer, why, ttl_s);
+	if (dir)
+		negshare_add(dir, peer, why, ttl_s, time(NULL));
 }
 
 /* ------------------------------------------------------------------ */
@@ -206,7 +269,7 @@ shim_clnt_vc_create(int fd, const struct netbuf *raddr, rpcprog_t prog,
 	/* dst: the TCP address; rdst: with the RDMA port (port_map). */
 	struct sockaddr_storage dst, rdst;
 	const struct sockaddr *shown;
-	char detail[256];
+	char detail[256], shared[PATH_MAX + 128] = "";
 	CLIENT *cl = NULL;
 
 	shim_init();
@@ -229,8 +292,10 @@ shim_clnt_vc_create(int fd, const struct netbuf *raddr, rpcprog_t prog,
 			    shim_config_rdma_port(cfg,
 						  sa_port((struct sockaddr *)&dst)));
 		if (f.rule != SHIM_ACTION_TCP)
-			f.cached = negcache_lookup((struct sockaddr *)&rdst,
-						   &f.cached_why);
+			f.cached = negative_lookup((struct sockaddr *)&rdst,
+						   cfg->negative_cache_s,
+						   &f.cached_why, shared,
+						   sizeof(shared));
 	}
 
 	d = route_decide(&f);
@@ -253,7 +318,7 @@ shim_clnt_vc_create(int fd, const struct netbuf *raddr, rpcprog_t prog,
 		if (cl)
 			f.result = RDMA_FAIL_NONE;
 		else
-			negcache_add((struct sockaddr *)&rdst, f.result,
+			negative_add((struct sockaddr *)&rdst, f.result,
 				     cfg->negative_cache_s);
 		d = route_decide(&f);
 	}
@@ -270,6 +335,7 @@ shim_clnt_vc_create(int fd, const struct netbuf *raddr, rpcprog_t prog,
 		return client_required_fails(shown, &d);
 	case ROUTE_TCP:
 		log_client_tcp(shown, (uint32_t)prog, (uint32_t)vers, d.why,
+			       d.by == ROUTE_BY_NEGCACHE && shared[0] ? shared :
 			       tcp_detail(&d, &f, rule, detail, sizeof(detail)));
 		return client_tcp(fd, raddr, prog, vers, sendsz, recvsz, d.why);
 	default:

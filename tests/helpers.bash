@@ -39,6 +39,16 @@ export RPCRDMA_SRC_DIR RPCRDMA_BUILD_DIR RPCTEST_BIN_DIR RPCRDMA_TEST_SHIM_LIB R
 RPCTEST_SERVER=$RPCTEST_BIN_DIR/rpctest-server
 RPCTEST_CLIENT=$RPCTEST_BIN_DIR/rpctest-client
 
+# A peer whose RDMA path failed is remembered by every process of the user
+# (shim/negshare.h, under $XDG_RUNTIME_DIR): each test starts from nothing,
+# in a runtime directory of its own (programs run as RPCTEST_USER get
+# theirs from _launch_prefix).
+if [[ -n ${BATS_TEST_TMPDIR:-} ]]; then
+	XDG_RUNTIME_DIR=$BATS_TEST_TMPDIR/xdg
+	export XDG_RUNTIME_DIR
+	mkdir -p -m 700 "$XDG_RUNTIME_DIR"
+fi
+
 # Bounds, in seconds.
 : "${RPCTEST_READY_TIMEOUT:=15}"	# server start until its ready file
 : "${RPCTEST_STOP_TIMEOUT:=10}"		# SIGTERM until exit, then SIGKILL
@@ -210,6 +220,16 @@ _share_test_dir() {
 	_SHARED_DIR=$BATS_TEST_TMPDIR
 }
 
+# The test's runtime directory for RPCTEST_USER's programs: theirs alone.
+_user_runtime_dir() {
+	local d=$BATS_TEST_TMPDIR/xdg.$RPCTEST_USER
+	if [[ ! -d $d ]]; then
+		mkdir -m 700 "$d"
+		chown "$RPCTEST_USER:$(id -gn "$RPCTEST_USER")" "$d"
+	fi
+	echo "$d"
+}
+
 # _launch_prefix ARRAY [--shim] [--rdma] [--preload LIB] [--env NAME=VALUE] [--ns NETNS]
 #                [--root] [--memlock KiB] ...
 # Fills the named array with the command prefix; leaves the remaining
@@ -247,6 +267,7 @@ _launch_prefix() {
 		_cmd+=(prlimit "--memlock=$((memlock * 1024))"
 			setpriv "--reuid=$RPCTEST_USER" "--regid=$(id -gn "$RPCTEST_USER")"
 			--clear-groups)
+		envs=("XDG_RUNTIME_DIR=$(_user_runtime_dir)" "${envs[@]}")
 	elif ((!root)); then
 		_cmd+=(prlimit "--memlock=$((memlock * 1024)):")
 	fi
