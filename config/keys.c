@@ -50,6 +50,9 @@ static const struct shim_config_unit units_s[] = {
 static const char *const mode_names[] = {
 	"prefer-rdma", "require-rdma", "tcp-only", NULL,
 };
+static const char *const upgrade_names[] = {
+	"background", "wait", NULL,
+};
 static const char *const log_level_names[] = {
 	"error", "warn", "info", "debug", NULL,
 };
@@ -103,6 +106,10 @@ const struct shim_config_key shim_config_keys[] = {
 	  .range = "must be from 0 to 86400 seconds",
 	  .unit = "(optional suffix s or m)",
 	  .doc = "how long a peer RDMA failed for goes straight to TCP (0: off)" },
+	{ .name = "upgrade", .type = SHIM_KEY_CHOICE, FIELD(upgrade),
+	  .def = SHIM_UPGRADE_BACKGROUND, .choices = upgrade_names,
+	  .range = "must be background or wait",
+	  .doc = "background: calls use TCP while RDMA is set up; wait: the create waits for it" },
 	/*
 	 * max_reply is registered for every call in flight; max_call only
 	 * bounds a call.  1M: the largest NFS READ or READDIR reply, with

@@ -53,6 +53,12 @@ enum shim_mode {
 	SHIM_MODE_TCP_ONLY,	/* never try RDMA */
 };
 
+/* How a client moves to RDMA: behind TCP calls, or before its first call. */
+enum shim_upgrade {
+	SHIM_UPGRADE_BACKGROUND,
+	SHIM_UPGRADE_WAIT,
+};
+
 enum shim_action {
 	SHIM_ACTION_RDMA,
 	SHIM_ACTION_TCP,
@@ -111,6 +117,7 @@ struct shim_config {
 	uint32_t credits;
 	uint32_t connect_timeout_ms;
 	uint32_t negative_cache_s;	/* 0: no negative cache */
+	enum shim_upgrade upgrade;
 	uint64_t max_reply;		/* bytes */
 	uint64_t max_call;		/* bytes */
 	uint64_t write_chunk;		/* bytes of Write chunk offered, 0: none */

@@ -21,6 +21,7 @@
 #include "module.h"
 #include "negcache.h"
 #include "negshare.h"
+#include "route.h"
 #include "shim.h"
 #include "transport/hooks.h"
 
@@ -53,7 +54,7 @@ prog_format(uint32_t prog, char *buf, size_t len)
 		snprintf(buf, len, "program %u", prog);
 }
 
-static void
+void
 log_client_rdma(const struct sockaddr *dst, uint32_t prog, uint32_t vers,
 		const struct clnt_rdma_info *info, unsigned int credits)
 {
@@ -69,7 +70,7 @@ log_client_rdma(const struct sockaddr *dst, uint32_t prog, uint32_t vers,
 		 credits, info->rinv);
 }
 
-static void
+void
 log_client_tcp(const struct sockaddr *dst, uint32_t prog, uint32_t vers,
 	       enum rdma_fail why, const char *detail)
 {
@@ -131,7 +132,7 @@ negative_lookup(const struct sockaddr *peer, unsigned int ttl_s,
 	return true;
 }
 
-static void
+void
 negative_add(const struct sockaddr *peer, enum rdma_fail why,
 	     unsigned int ttl_s)
 {
@@ -150,7 +151,7 @@ negative_add(const struct sockaddr *peer, enum rdma_fail why,
  * The real TCP client, counted as a fallback for why and published in the
  * statistics with its calls.
  */
-static CLIENT *
+CLIENT *
 client_tcp(int fd, const struct netbuf *raddr, rpcprog_t prog, rpcvers_t vers,
 	   u_int sendsz, u_int recvsz, enum rdma_fail why)
 {
@@ -160,7 +161,8 @@ client_tcp(int fd, const struct netbuf *raddr, rpcprog_t prog, rpcvers_t vers,
 	struct sockaddr_storage local;
 	socklen_t len = sizeof(local);
 
-	shim_stats_fallback(why);
+	if (why != RDMA_FAIL_NONE)
+		shim_stats_fallback(why);
 	if (!cl)
 		return NULL;
 	if (getsockname(fd, (struct sockaddr *)&local, &len) < 0)
@@ -194,7 +196,7 @@ netbuf_is_inet(const struct netbuf *nb)
 
 
 /* The RDMA client, once the RDMA module is loaded (core.c). */
-static CLIENT *
+CLIENT *
 client_rdma(int fd, const struct netbuf *raddr, const struct sockaddr *dst,
 	    rpcprog_t prog, rpcvers_t vers, u_int sendsz, u_int recvsz,
 	    const struct clnt_rdma_params *params, struct clnt_rdma_info *info,
@@ -270,6 +272,7 @@ shim_clnt_vc_create(int fd, const struct netbuf *raddr, rpcprog_t prog,
 	struct sockaddr_storage dst, rdst;
 	const struct sockaddr *shown;
 	char detail[256], shared[PATH_MAX + 128] = "";
+	bool handled;
 	CLIENT *cl = NULL;
 
 	shim_init();
@@ -309,6 +312,17 @@ shim_clnt_vc_create(int fd, const struct netbuf *raddr, rpcprog_t prog,
 		params.max_pinned = cfg->max_pinned;
 		params.remote_inv = cfg->remote_invalidate;
 
+		/* Calls go over TCP while RDMA is set up (route_upgrade.c). */
+		if (cfg->upgrade == SHIM_UPGRADE_BACKGROUND &&
+		    f.mode == SHIM_MODE_PREFER_RDMA) {
+			cl = route_upgrade_client(fd, raddr,
+						  (struct sockaddr *)&rdst,
+						  prog, vers, sendsz, recvsz,
+						  &params, cfg->negative_cache_s,
+						  &handled);
+			if (handled)
+				return cl;
+		}
 		shim_busy++;
 		cl = client_rdma(fd, raddr, (struct sockaddr *)&rdst, prog,
 				 vers, sendsz, recvsz, &params, &info,

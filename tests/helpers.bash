@@ -271,7 +271,11 @@ _launch_prefix() {
 	elif ((!root)); then
 		_cmd+=(prlimit "--memlock=$((memlock * 1024)):")
 	fi
-	[[ -z $preload ]] || envs=("LD_PRELOAD=$preload" "${envs[@]}")
+	# Clients decide in clnt_create (upgrade = wait), so that a client
+	# making one call shows its decision and a first call proves its
+	# transport; the background upgrade (the default) has tests of its
+	# own, which pass --env RPCRDMA_SHIM_UPGRADE=background.
+	[[ -z $preload ]] || envs=("LD_PRELOAD=$preload" RPCRDMA_SHIM_UPGRADE=wait "${envs[@]}")
 	((${#envs[@]} == 0)) || _cmd+=(env "${envs[@]}")
 	_PREFIX_SHIFT=$n
 }

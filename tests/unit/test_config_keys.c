@@ -59,7 +59,7 @@ test_names(const char *man_path)
 		nkeys++;
 	while (env[nenv])
 		nenv++;
-	CHECK_EQ_U(nkeys, 17, "17 keys");
+	CHECK_EQ_U(nkeys, 18, "18 keys");
 	CHECK_EQ_U(nenv, nkeys + 1, "one variable per key plus the file");
 	CHECK_STR(env[0], "RPCRDMA_SHIM_CONFIG",
 		  "RPCRDMA_SHIM_CONFIG comes first");
@@ -422,7 +422,7 @@ static const struct bad_case bad_cases[] = {
 	  FLD(nrules) },
 	{ "= 5", "1: = 5: missing the key before '='", FLD(nrules) },
 	{ "credit = 5", "1: credit = 5: unknown key (known: enable, mode, "
-	  "inline_send, inline_recv, credits, connect_timeout, negative_cache, "
+	  "inline_send, inline_recv, credits, connect_timeout, negative_cache, upgrade, "
 	  "max_reply, max_call, write_chunk, max_pinned, remote_invalidate, no_placement, "
 	  "log_level, log, rule, port_map)", FLD(credits) },
 	{ "max_pinned = 1025G", "1: max_pinned = 1025G: must be 0 (from ulimit "
