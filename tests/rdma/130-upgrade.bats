@@ -58,6 +58,7 @@ client_records() {
 	((tcp >= 2)) || fail "$tcp calls over TCP: the first two at least go there"
 	((rdma >= 1)) || fail "no call over RDMA"
 	((tcp + rdma == 10000)) || fail "$tcp over TCP and $rdma over RDMA: not the 10000 calls made"
+	echo "# $tcp calls over TCP before the switch, $rdma over RDMA" >&3
 	# The server served both connections.
 	assert_st "$SERVER_PID.listener.transport" rdma
 	stop_held
