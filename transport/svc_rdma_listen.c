@@ -153,10 +153,12 @@ lst_fail(struct svc_rdma_listener *lst, int err)
 	 * destroys it.  Their ids go with the channel.
 	 */
 	for (sc = lst->conns; sc; sc = sc->next) {
+		pthread_mutex_lock(&sc->lock);
 		ep_set_dead(sc->ep, err);
 		ep_disconnect(sc->ep);
 		ep_wake(sc->ep);
 		ep_cm_lost(sc->ep);
+		pthread_mutex_unlock(&sc->lock);
 	}
 	sockfd_del(lst->ech->fd);
 	cm_forget(lst->ech);
@@ -190,9 +192,11 @@ on_conn_event(struct rdma_cm_event *ev)
 		 * and is destroyed by libtirpc.
 		 */
 		if (sc) {
+			pthread_mutex_lock(&sc->lock);
 			ep_set_dead(sc->ep, ECONNRESET);
 			ep_disconnect(sc->ep);
 			ep_wake(sc->ep);
+			pthread_mutex_unlock(&sc->lock);
 		}
 		break;
 	default:
@@ -351,6 +355,7 @@ lst_free(struct svc_rdma_listener *lst)
 	if (lst->stats_own)
 		shim_stats_close(lst->stats);
 	svc_rdma_free_addrs(&lst->xprt);
+	pthread_mutex_destroy(&lst->lock);
 	free(lst);
 }
 
@@ -466,6 +471,7 @@ svc_rdma_listen(SVCXPRT *tcp_xprt, const struct sockaddr *addr, u_int sendsz,
 	lst = calloc(1, sizeof(*lst));
 	if (!lst)
 		return -ENOMEM;
+	pthread_mutex_init(&lst->lock, NULL);
 	lst->params = *params;
 	lst->gen = cred_gen();
 
