@@ -222,6 +222,12 @@ sc_turn(struct svc_rdma_conn *sc)
 		return XPRT_DIED;
 	if (sc->stalled || sc->pull.active || !sc->rq_count) {
 		sc->round_calls = 0;
+		/* An idle connection holds no send buffer. */
+		if (!sc->rq_count && !sc->pull.active && !sc->in_call &&
+		    sc->reply_idx >= 0) {
+			ep_put_send(sc->ep, (uint32_t)sc->reply_idx);
+			sc->reply_idx = -1;
+		}
 		return XPRT_IDLE;
 	}
 	if (sc->round_calls < SC_ROUND_CALLS &&
