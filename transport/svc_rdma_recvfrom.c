@@ -366,7 +366,8 @@ sc_recv(SVCXPRT *xprt, struct rpc_msg *msg)
 	sc_drain(sc);
 	if (!sc->round_calls)
 		sc->round_start = ep_now_ms();
-	while ((sc->rq_count || sc->pull.active) && !ep_dead(sc->ep)) {
+	/* A pull the connection's end cut short is ended (and said) first. */
+	while (sc->pull.active || (sc->rq_count && !ep_dead(sc->ep))) {
 		if (!sc->pull.active) {
 			if (!sc_can_take(sc)) {
 				sc->stalled = true;

@@ -13,6 +13,7 @@
 # server waiting for the abuser takes seconds per stall or never answers.
 
 load ../helpers
+load ../tools
 load peer
 
 : "${LATENCY_BOUND_MS:=3000}"
@@ -22,6 +23,13 @@ setup() {
 	require_peer
 	require_rdma_device
 	require_env RXE_ADDR
+}
+
+teardown() {
+	if [[ -n ${CM_MODE:-} ]]; then
+		chmod "$CM_MODE" /dev/infiniband/rdma_cm
+	fi
+	tools_teardown
 }
 
 # start_abuser MODE [rdma-peer options]: the abuser, against the server,
@@ -105,4 +113,105 @@ measure_others() {
 		wait_bg "$i" 120
 		((BG_STATUS == 0)) || fail "a client running at the same time exited with status $BG_STATUS"
 	done
+}
+
+@test "a listener that stops under new credentials disconnects its connections: the client is told at once" {
+	[[ -f $RPCTEST_DROPPRIVS_LIB ]] || fail "$RPCTEST_DROPPRIVS_LIB is missing: build first"
+	CM_MODE=$(stat -c %a /dev/infiniband/rdma_cm)
+	chmod 0600 /dev/infiniband/rdma_cm
+	start_server --root --shim --preload "$RPCTEST_DROPPRIVS_LIB" -m tli -a "$RXE_ADDR" -p 0
+	local log=$SERVER_LOG
+	# An RDMA connection made under root: one call, then it waits.
+	start_bg peer --root -- "$RPCTEST_PEER" call -a "$RXE_ADDR" -p "$SERVER_PORT" \
+		--quiet-wait 40000 --timeout 50 null rdmaerror
+	PEER_PID=$BG_PID
+	PEER_LOG=$BG_LOG
+	wait_log "$PEER_LOG" '^case=null .* result=ok$' 20
+	kill -USR2 "$SERVER_PID"
+	wait_log "$log" "rpctest-dropprivs: now uid 65534 gid 65534" 20
+	# The next connection request is what the listener cannot take.
+	client --shim -m tli -h "$RXE_ADDR" -p "$SERVER_PORT" -o null
+	assert_success
+	assert_log "$log" "RDMA listener on port $SERVER_PORT stops: Permission denied"
+	# The connection made before is ended towards its client too (its
+	# id went with the listener's channel, which disconnects it), not
+	# left for the client to find out by its own timeouts.
+	wait_log "$PEER_LOG" '^disconnected by=server ' 10
+}
+
+# pinned_used PID: the budget's count of registered octets in PID.
+pinned_used() {
+	"$RPCRDMA_TEST_STAT" -j -p "$1" | jq -r '.processes[0].pinned.used'
+}
+
+vm_pin() {
+	awk '/^VmPin:/ { print $2 }' "/proc/$1/status"
+}
+
+fd_count() {
+	ls "/proc/$1/fd" | wc -l
+}
+
+# back_to_start PID FDS PIN USED: descriptors and pinned memory as before.
+back_to_start() {
+	(($(fd_count "$1") == $2)) && (($(vm_pin "$1") == $3)) &&
+		(($(pinned_used "$1") == $4))
+}
+
+@test "soak: 32 clients of 1000 mixed calls each, one killed every 2 s: the server's descriptors and pinned memory come back to where they started" {
+	require_tools
+	require_jq
+	start_server --shim -m tli -a "$RXE_ADDR" -p 0
+	# The start: once a first client came and went (the device is open).
+	client --rdma -m tli -h "$RXE_ADDR" -p "$SERVER_PORT" -o null
+	assert_success
+	wait_until 30 "the first connection gone" eval '(($(pinned_used "$SERVER_PID") == 0))'
+	local fds0 pin0 used0
+	fds0=$(fd_count "$SERVER_PID")
+	pin0=$(vm_pin "$SERVER_PID")
+	used0=$(pinned_used "$SERVER_PID")
+
+	# 100 sets of 10 calls (NULL once, the others at each size): 1000 each.
+	local pids=() i
+	for ((i = 0; i < 32; i++)); do
+		start_client_bg --rdma -m tli -h "$RXE_ADDR" -p "$SERVER_PORT" -t 30 \
+			-o null,echo,sink,source -s 0,200,6000 -c 100 -q
+		pids+=("$CLIENT_PID")
+	done
+	local killed=() deadline=$((SECONDS + 240)) running
+	while ((SECONDS < deadline)); do
+		sleep 2
+		running=()
+		for i in "${pids[@]}"; do
+			_alive "$i" && running+=("$i")
+		done
+		((${#running[@]})) || break
+		# Not the last few: most clients run to their end.
+		if ((${#killed[@]} < 8 && ${#running[@]} > 4)); then
+			i=${running[RANDOM % ${#running[@]}]}
+			kill -KILL "$i"
+			killed+=("$i")
+		fi
+	done
+	local ok=0 k st
+	for i in "${pids[@]}"; do
+		wait_bg "$i" 60
+		st=$BG_STATUS
+		for k in "${killed[@]}"; do
+			[[ $k != "$i" ]] || st=killed
+		done
+		case $st in
+		0) ok=$((ok + 1)) ;;
+		killed) ;;
+		*) fail "client $i exited with status $st" ;;
+		esac
+	done
+	echo "# ${ok} clients ran to their end, ${#killed[@]} were killed" >&3
+	((ok >= 32 - ${#killed[@]})) || fail "only $ok clients ran to their end"
+	((${#killed[@]} >= 3)) || fail "only ${#killed[@]} clients were killed: the run was too short"
+	wait_until 60 "the server back at $fds0 descriptors, VmPin $pin0 kB, $used0 octets registered" \
+		back_to_start "$SERVER_PID" "$fds0" "$pin0" "$used0"
+	kill -0 "$SERVER_PID"
+	client --rdma -m tli -h "$RXE_ADDR" -p "$SERVER_PORT" -o null,echo -s 100
+	assert_success
 }
