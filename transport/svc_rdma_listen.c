@@ -264,6 +264,8 @@ lst_adopt(struct svc_rdma_listener *lst)
 {
 	int ret;
 
+	/* A thread of the parent may have held it at fork(): ours is new. */
+	pthread_mutex_init(&lst->lock, NULL);
 	lst_drop_conns(lst);
 	ret = cm_adopt(lst->ech, lst->id);
 	if (ret) {
