@@ -341,6 +341,7 @@ lst_free(struct svc_rdma_listener *lst)
 {
 	if (lst->gen != cred_gen()) {
 		/* The parent's, never taken over: let go, destroy nothing. */
+		pthread_mutex_init(&lst->lock, NULL);
 		lst_drop_conns(lst);
 		lst_let_go(lst);
 	}
