@@ -51,7 +51,10 @@ sc_get_send(struct svc_rdma_conn *sc)
 		idx = ep_get_send(ep);
 		if (idx >= 0 || ep_dead(ep))
 			break;
-		if (!sc_sleep(sc, deadline)) {
+		/* Others' Sends free memory without waking this channel. */
+		if (!sc_sleep(sc, idx == -ENOMEM && deadline > ep_now_ms() + 1 ?
+			      ep_now_ms() + 1 : deadline) &&
+		    ep_now_ms() >= deadline) {
 			sc_fail(sc, ETIMEDOUT, "no send buffer came free in time");
 			return -ETIMEDOUT;
 		}
