@@ -68,11 +68,11 @@
 /*
  * How long a reply may wait for queue room or a send buffer the budget
  * cannot register yet.  A call is taken only with a send context and the
- * queue room of a whole reply set aside (sc_can_take), so a client that
- * keeps to its credits never makes a reply wait.
+ * queue room of its reply set aside (svc_rdma_recvfrom.c), so a client
+ * that keeps to its credits never makes a reply wait.
  */
 #define SC_SEND_WAIT_MS 10
-/* Send queue entries one reply may take: its RDMA Writes and its Send. */
+/* Send queue entries one reply may take at most: its RDMA Writes and Send. */
 #define SC_REPLY_WRS (SC_MAX_WRITES + 1)
 /* Bound on pulling a call's Read chunks, and on bounced RDMA Writes. */
 #define SC_RW_TIMEOUT_MS 60000
@@ -148,6 +148,7 @@ struct svc_rdma_conn {
 	bool dispatching;		/* between xp_recv and xp_stat */
 	/* A send context set aside for the next reply; -1: none. */
 	int reply_idx;
+	unsigned int reply_wrs;		/* send queue entries it may take */
 	struct sc_pull pull;
 
 	/*

@@ -57,6 +57,14 @@ rq_pop(struct svc_rdma_conn *sc, uint32_t *idx, uint32_t *len)
 	sc->rq_count--;
 }
 
+/* Put the message just taken back at the head of the ring. */
+static void
+rq_unpop(struct svc_rdma_conn *sc)
+{
+	sc->rq_head = (sc->rq_head + sc->credits - 1) % sc->credits;
+	sc->rq_count++;
+}
+
 /* A send-side completion: its buffers back, RDMA Reads and Writes counted. */
 static void
 sc_send_done(struct svc_rdma_conn *sc, const struct ibv_wc *wc)
@@ -278,10 +286,49 @@ sc_take_pulled(struct svc_rdma_conn *sc, uint8_t **call, size_t *clen)
 }
 
 /*
+ * Send queue entries the reply to the call in sc->hdr may take: its Send
+ * and an RDMA Write per piece of each Write and Reply chunk segment
+ * (sc_build_writes splits them at the device's largest message).
+ */
+static unsigned int
+sc_reply_wrs(const struct svc_rdma_conn *sc)
+{
+	const struct rpcrdma_hdr *h = &sc->hdr;
+	uint32_t max_msg = ep_max_msg(sc->ep);
+	unsigned int n = 1, i;
+
+	if (!max_msg)
+		return SC_REPLY_WRS;
+	for (i = 0; i < h->nwsegs && n < SC_REPLY_WRS; i++)
+		n += h->wsegs[i].length / max_msg + 1;
+	for (i = 0; h->has_reply && i < h->nreply && n < SC_REPLY_WRS; i++)
+		n += h->reply[i].length / max_msg + 1;
+	return n < SC_REPLY_WRS ? n : SC_REPLY_WRS;
+}
+
+/*
+ * Room on the send queue for the reply to the call just decoded (and for
+ * its Read chunks' Reads first); when there is none, the send CQ is armed
+ * so that the completion making some wakes the connection.
+ */
+static bool
+sc_reply_room(struct svc_rdma_conn *sc)
+{
+	sc->reply_wrs = sc_reply_wrs(sc);
+	if (ep_sq_room(sc->ep, sc->reply_wrs + (sc->hdr.nreads ? 1 : 0)))
+		return true;
+	(void)ep_arm_send(sc->ep);
+	sc_drain(sc);
+	return ep_sq_room(sc->ep, sc->reply_wrs + (sc->hdr.nreads ? 1 : 0));
+}
+
+/*
  * Take one received message.  Returns 1 with a call ready to decode at
  * *call (*clen octets), 0 when the message was consumed otherwise (an
  * error answered, a stray message dropped), -EINPROGRESS while its Read
- * chunks are still coming (its receive is held until then).  Its receive
+ * chunks are still coming (its receive is held until then), -EAGAIN when
+ * the send queue has no room for its reply yet (it stays in the ring,
+ * the connection waits for a send completion).  Its receive
  * buffer is posted again once it is done with.
  */
 static int
@@ -298,6 +345,12 @@ sc_take_message(struct svc_rdma_conn *sc, uint8_t **call, size_t *clen)
 	buf = ep_recv_buf(sc->ep, idx);
 	sc->err_defer = true;
 	ok = sc_header_ok(sc, rpcrdma_hdr_decode(buf, len, &sc->hdr), len);
+	if (ok && !sc_reply_room(sc)) {
+		/* Not now: it stays first in the ring. */
+		sc->err_defer = false;
+		rq_unpop(sc);
+		return -EAGAIN;
+	}
 	if (ok && sc->hdr.nreads) {
 		ret = sc_pull_start(sc, idx, len);
 		if (ret == 0)
@@ -320,8 +373,9 @@ sc_take_message(struct svc_rdma_conn *sc, uint8_t **call, size_t *clen)
 
 /*
  * A call is taken only when its reply can go out without waiting: a send
- * context set aside for it and room on the send queue for a whole reply.
- * A client keeping to its credits always leaves them (s4.3.1: it has no
+ * context set aside for it here, and room on the send queue for its
+ * RDMA Writes and Send (sc_reply_room, once its header is read).  A
+ * client keeping to its credits always leaves them (s4.3.1: it has no
  * more calls out than credits, and each reply's Send completes once
  * delivered); one whose Sends do not complete (it stopped posting
  * receives) is not served until they do, and meanwhile others are.  The
@@ -339,8 +393,7 @@ sc_can_take(struct svc_rdma_conn *sc)
 			if (idx >= 0)
 				sc->reply_idx = idx;
 		}
-		if ((sc->reply_idx >= 0 || idx == -ENOMEM) &&
-		    ep_sq_room(sc->ep, SC_REPLY_WRS))
+		if (sc->reply_idx >= 0 || idx == -ENOMEM)
 			return true;
 		if (k == 0) {
 			(void)ep_arm_send(sc->ep);
@@ -377,6 +430,10 @@ sc_recv(SVCXPRT *xprt, struct rpc_msg *msg)
 			sc_call_done(sc);
 		}
 		ret = sc_take_message(sc, &call, &clen);
+		if (ret == -EAGAIN) {
+			sc->stalled = true;
+			return FALSE;
+		}
 		if (ret == -EINPROGRESS) {
 			/* Completions before the arming are polled once more. */
 			if (ep_arm_send(sc->ep)) {

@@ -51,9 +51,9 @@ sc_bounce(struct svc_rdma_conn *sc)
 }
 
 /*
- * Post one RDMA Read now if room allows: send queue entries, and the
- * client's Read limit (s4.3.1, last paragraph).  -EAGAIN: wait for a
- * completion.
+ * Post one RDMA Read now if room allows: send queue entries beyond what
+ * the call's reply needs, and the client's Read limit (s4.3.1, last
+ * paragraph).  -EAGAIN: wait for a completion.
  */
 static int
 sc_post_read(struct svc_rdma_conn *sc, struct ibv_send_wr *wr)
@@ -61,7 +61,7 @@ sc_post_read(struct svc_rdma_conn *sc, struct ibv_send_wr *wr)
 	int ret;
 
 	if (sc->rw_inflight >= ep_read_depth(sc->ep) ||
-	    !ep_sq_room(sc->ep, SC_REPLY_WRS + 1))
+	    !ep_sq_room(sc->ep, sc->reply_wrs + 1))
 		return -EAGAIN;
 	ret = ep_post_one(sc->ep, wr);
 	if (ret == 0)

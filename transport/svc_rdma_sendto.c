@@ -24,7 +24,7 @@
 /* ------------------------------------------------------------------ */
 
 /*
- * The send context of a reply: the one sc_can_take set aside, else (the
+ * The send context of a reply: the one xp_recv set aside, else (the
  * budget could not register a buffer then) one found within
  * SC_SEND_WAIT_MS, reaping other connections' finished Sends.  -errno
  * (the connection failed) if none.
@@ -64,8 +64,8 @@ sc_get_send(struct svc_rdma_conn *sc)
 
 /*
  * Post a Send (with npre work requests before it), waiting at most
- * SC_SEND_WAIT_MS for send queue room (sc_can_take made sure of it for a
- * call's reply).  On failure idx goes back and attach is released.
+ * SC_SEND_WAIT_MS for send queue room (sc_reply_room made sure of it for
+ * a call's reply).  On failure idx goes back and attach is released.
  */
 static int
 sc_post_send(struct svc_rdma_conn *sc, uint32_t idx, struct ibv_send_wr *pre,
@@ -120,7 +120,7 @@ sc_send_error(struct svc_rdma_conn *sc, uint32_t xid, uint32_t vers,
 	 * send contexts (SC_NSEND_EXTRA) and the queue hold.
 	 */
 	idx = ep_get_send(ep);
-	if (idx < 0 || !ep_sq_room(ep, SC_REPLY_WRS + 1)) {
+	if (idx < 0 || !ep_sq_room(ep, 2)) {
 		if (idx >= 0)
 			ep_put_send(ep, (uint32_t)idx);
 		shim_log(SHIM_LOG_DEBUG,
