@@ -178,7 +178,7 @@ back_to_start() {
 			-o null,echo,sink,source -s 0,200,6000 -c 100 -q
 		pids+=("$CLIENT_PID")
 	done
-	local killed=() deadline=$((SECONDS + 240)) running
+	local killed=() deadline=$((SECONDS + 400)) running
 	while ((SECONDS < deadline)); do
 		sleep 2
 		running=()
