@@ -314,12 +314,23 @@ sc_reply_wrs(const struct svc_rdma_conn *sc)
 static bool
 sc_reply_room(struct svc_rdma_conn *sc)
 {
+	unsigned int need;
+	struct ibv_wc wc[SC_POLL_BATCH];
+	int n, k;
+
 	sc->reply_wrs = sc_reply_wrs(sc);
-	if (ep_sq_room(sc->ep, sc->reply_wrs + (sc->hdr.nreads ? 1 : 0)))
+	need = sc->reply_wrs + (sc->hdr.nreads ? 1 : 0);
+	if (ep_sq_room(sc->ep, need))
 		return true;
 	(void)ep_arm_send(sc->ep);
-	sc_drain(sc);
-	return ep_sq_room(sc->ep, sc->reply_wrs + (sc->hdr.nreads ? 1 : 0));
+	/*
+	 * Only the send side: receives now could not go into the ring,
+	 * whose head is this message's place.
+	 */
+	while ((n = ep_poll_send(sc->ep, wc, SC_POLL_BATCH)) > 0)
+		for (k = 0; k < n; k++)
+			sc_send_done(sc, &wc[k]);
+	return ep_sq_room(sc->ep, need);
 }
 
 /*
