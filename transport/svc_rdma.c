@@ -408,16 +408,17 @@ sc_future(void)
 	return plan > live ? plan - live : 0;
 }
 
-/* Room for one more connection (its descriptor). */
-static bool
+unsigned int
 sc_room(void)
 {
 	unsigned int cap = SC_PLAN_MAX;
 	struct rlimit rl;
 
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur / 2 < cap)
-		cap = (unsigned int)(rl.rlim_cur / 2);
-	return __atomic_load_n(&sc_live, __ATOMIC_RELAXED) < cap;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 &&
+	    rl.rlim_cur < (rlim_t)cap + SC_FD_RESERVE)
+		cap = rl.rlim_cur > SC_FD_RESERVE ?
+		      (unsigned int)(rl.rlim_cur - SC_FD_RESERVE) : 0;
+	return __atomic_load_n(&sc_live, __ATOMIC_RELAXED) < cap ? 0 : cap;
 }
 
 unsigned int
@@ -429,16 +430,6 @@ sc_grant(const struct svc_rdma_listener *lst, struct rdma_cm_id *id)
 
 	if (!dev)
 		return 0;
-	/*
-	 * One descriptor each: never more connections than SC_PLAN_MAX or
-	 * half of RLIMIT_NOFILE, so that a client opening connections
-	 * without end cannot take the descriptors TCP connections need.
-	 * The budget refuses earlier when memory runs out.
-	 */
-	if (!sc_room()) {
-		rdma_dev_put(dev);
-		return 0;
-	}
 	/* Receives registered and not promised count as what is left. */
 	left = rdma_mem_available() + rdma_srq_spare_bytes(dev, RDMA_SRQ_SERVER);
 	c = budget_credits(left, SC_KEEP, lst->params.inline_recv,

@@ -58,6 +58,12 @@
 /* Connections a process plans credits for at most (one descriptor each). */
 #define SC_PLAN_MAX 1024u
 /*
+ * Descriptors of RLIMIT_NOFILE RDMA connections leave to the rest (TCP
+ * connections, files): a client opening connections without end meets
+ * this, as over TCP, and the budget of registered memory before it.
+ */
+#define SC_FD_RESERVE 16u
+/*
  * Fairness (one connection must not hold svc_run's thread): calls served
  * per connection before the others get a turn, and how long a turn may
  * last; the connection's descriptor is left readable (ep_kick) so that
@@ -211,6 +217,8 @@ void svc_rdma_free_addrs(SVCXPRT *xprt);
  */
 unsigned int sc_grant(const struct svc_rdma_listener *lst,
 		      struct rdma_cm_id *id);
+/* 0 when one more connection fits (SC_PLAN_MAX, SC_FD_RESERVE), else the cap. */
+unsigned int sc_room(void);
 
 /*
  * The transport of a connection lst accepted with credits, registered

@@ -90,11 +90,24 @@ log_connection(const struct svc_rdma_listener *lst,
 		 sc->credits, ep_rinv(ep));
 }
 
+/* As many connections as the descriptors allow: refused at the CM too. */
+static void
+log_full(const struct sockaddr *ra, unsigned int cap)
+{
+	char peer[INET6_ADDRSTRLEN];
+
+	sa_format_addr(ra, peer, sizeof(peer));
+	shim_log(first_from(ra, 1) ? SHIM_LOG_WARN : SHIM_LOG_DEBUG,
+		 "server: refusing an RDMA connection from %s port %u: %u connections already (one descriptor each, %u of RLIMIT_NOFILE left to others; raise ulimit -n)",
+		 peer, sa_port(ra), cap, SC_FD_RESERVE);
+}
+
 static void
 on_connect_request(struct svc_rdma_listener *lst, struct rdma_cm_event *ev)
 {
 	struct rdma_cm_id *id = ev->id;
-	unsigned int credits = sc_grant(lst, id);
+	unsigned int full = sc_room();
+	unsigned int credits = full ? 0 : sc_grant(lst, id);
 	struct svc_rdma_conn *sc;
 	struct ep_attr attr;
 	struct ep *ep;
@@ -108,7 +121,9 @@ on_connect_request(struct svc_rdma_listener *lst, struct rdma_cm_event *ev)
 	}
 	rdma_ack_cm_event(ev);
 	if (ret) {
-		if (ret == -ENOMEM)
+		if (full)
+			log_full(rdma_get_peer_addr(id), full);
+		else if (ret == -ENOMEM)
 			log_refused(rdma_get_peer_addr(id));
 		else
 			shim_log(SHIM_LOG_WARN,
