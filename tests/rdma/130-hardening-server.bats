@@ -17,6 +17,7 @@ load ../tools
 load peer
 
 : "${LATENCY_BOUND_MS:=3000}"
+: "${RPCTEST_DROPPRIVS_LIB:=$RPCTEST_BIN_DIR/librpctest_dropprivs.so}"
 
 setup() {
 	require_build
