@@ -7,9 +7,9 @@
  *                call is followed at once by the next, until stopped
  *   no-repost    stops posting receives: the replies to its first calls
  *                use them all up, then it sends its credits and 8 more
- *                NULL calls, whose replies find no receive (RNR, retried
- *                by the server's adapter; the peer asks for the longest
- *                RNR timer)
+ *                NULL calls, 2 ms apart, whose replies find no receive
+ *                (RNR, retried by the server's adapter; the peer asks
+ *                for the longest RNR timer)
  *   vanish-read  sends a NULL call in a position-zero Read chunk of
  *                256 KiB in 16 segments (RDMA_NOMSG) and, once its Send
  *                is acknowledged, moves its queue pair to the error
@@ -36,6 +36,8 @@ struct abuser {
 	unsigned int out;		/* calls sent and not answered */
 	unsigned long sent, replies;
 	bool stopped;			/* no-repost: done sending */
+	unsigned int burst;		/* no-repost: calls still to send */
+	int64_t next_ms;		/* no-repost: when the next goes */
 	struct chunk_mem cm;
 };
 
@@ -153,10 +155,20 @@ abuse_step(struct abuser *a, const struct opts *o, const char *mode,
 		}
 		if (a->replies < PEER_NRECV)
 			return true;
-		/* Every receive is used: now the replies find none. */
-		for (unsigned int k = 0; k < a->window + 8 && !c->dead; k++)
+		/*
+		 * Every receive is used: now the replies find none.  One call
+		 * every 2 ms, so that the server takes each before the next
+		 * comes (never more waiting than credits), until more replies
+		 * are stuck than the server has send buffers.
+		 */
+		if (!a->burst && !a->next_ms)
+			a->burst = a->window + 8;
+		if (now_ms() >= a->next_ms && a->burst) {
 			(void)send_null(a, o, (*xid)++, false);
-		a->stopped = true;
+			a->burst--;
+			a->next_ms = now_ms() + 2;
+		}
+		a->stopped = !a->burst;
 		return true;
 	}
 	/* vanish-read */

@@ -17,7 +17,6 @@ load ../tools
 load peer
 
 : "${LATENCY_BOUND_MS:=3000}"
-: "${RPCTEST_DROPPRIVS_LIB:=$RPCTEST_BIN_DIR/librpctest_dropprivs.so}"
 
 setup() {
 	require_build
@@ -27,9 +26,6 @@ setup() {
 }
 
 teardown() {
-	if [[ -n ${CM_MODE:-} ]]; then
-		chmod "$CM_MODE" /dev/infiniband/rdma_cm
-	fi
 	tools_teardown
 }
 
@@ -116,30 +112,6 @@ measure_others() {
 	done
 }
 
-@test "a listener that stops under new credentials disconnects its connections: the client is told at once" {
-	[[ -f $RPCTEST_DROPPRIVS_LIB ]] || fail "$RPCTEST_DROPPRIVS_LIB is missing: build first"
-	CM_MODE=$(stat -c %a /dev/infiniband/rdma_cm)
-	chmod 0600 /dev/infiniband/rdma_cm
-	start_server --root --shim --preload "$RPCTEST_DROPPRIVS_LIB" -m tli -a "$RXE_ADDR" -p 0
-	local log=$SERVER_LOG
-	# An RDMA connection made under root: one call, then it waits.
-	start_bg peer --root -- "$RPCTEST_PEER" call -a "$RXE_ADDR" -p "$SERVER_PORT" \
-		--quiet-wait 40000 --timeout 50 null rdmaerror
-	PEER_PID=$BG_PID
-	PEER_LOG=$BG_LOG
-	wait_log "$PEER_LOG" '^case=null .* result=ok$' 20
-	kill -USR2 "$SERVER_PID"
-	wait_log "$log" "rpctest-dropprivs: now uid 65534 gid 65534" 20
-	# The next connection request is what the listener cannot take.
-	client --shim -m tli -h "$RXE_ADDR" -p "$SERVER_PORT" -o null
-	assert_success
-	assert_log "$log" "RDMA listener on port $SERVER_PORT stops: Permission denied"
-	# The connection made before is ended towards its client too (its
-	# id went with the listener's channel, which disconnects it), not
-	# left for the client to find out by its own timeouts.
-	wait_log "$PEER_LOG" '^disconnected by=server ' 10
-}
-
 # pinned_used PID: the budget's count of registered octets in PID.
 pinned_used() {
 	"$RPCRDMA_TEST_STAT" -j -p "$1" | jq -r '.processes[0].pinned.used'
@@ -159,7 +131,7 @@ back_to_start() {
 		(($(pinned_used "$1") == $4))
 }
 
-@test "soak: 32 clients of 1000 mixed calls each, one killed every 2 s: the server's descriptors and pinned memory come back to where they started" {
+@test "soak: 32 clients of 1000 mixed calls each, one killed every second: the server's descriptors and pinned memory come back to where they started" {
 	require_tools
 	require_jq
 	start_server --shim -m tli -a "$RXE_ADDR" -p 0
@@ -172,16 +144,16 @@ back_to_start() {
 	pin0=$(vm_pin "$SERVER_PID")
 	used0=$(pinned_used "$SERVER_PID")
 
-	# 100 sets of 10 calls (NULL once, the others at each size): 1000 each.
+	# 77 sets of 13 calls (NULL once, the others at each size): 1001 each.
 	local pids=() i
 	for ((i = 0; i < 32; i++)); do
 		start_client_bg --rdma -m tli -h "$RXE_ADDR" -p "$SERVER_PORT" -t 30 \
-			-o null,echo,sink,source -s 0,200,6000 -c 100 -q
+			-o null,echo,sink,source -s 0,4000,64K,256K -c 77 -q
 		pids+=("$CLIENT_PID")
 	done
 	local killed=() deadline=$((SECONDS + 400)) running
 	while ((SECONDS < deadline)); do
-		sleep 2
+		sleep 1
 		running=()
 		for i in "${pids[@]}"; do
 			_alive "$i" && running+=("$i")
