@@ -19,8 +19,8 @@
 /* RDMA Reads the peer may have outstanding against us, and we against it. */
 #define EP_RD_ATOM_MAX 16
 
-static int
-set_nonblock(int fd)
+int
+ep_set_nonblock(int fd)
 {
 	int fl = fcntl(fd, F_GETFL);
 
@@ -139,7 +139,7 @@ setup_channel(struct ep *ep)
 	if (!ep->cch)
 		return errno ? -errno : -ENOMEM;
 	ep->cch_owned = true;
-	return set_nonblock(ep->cch->fd);
+	return ep_set_nonblock(ep->cch->fd);
 }
 
 static struct ibv_cq *

@@ -2,7 +2,6 @@
  * The channels client endpoints share (ep_hub.h).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -59,16 +58,6 @@ hub_atfork(void)
 	(void)pthread_atfork(NULL, NULL, hub_atfork_child);
 }
 
-static int
-set_nonblock(int fd)
-{
-	int fl = fcntl(fd, F_GETFL);
-
-	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
-		return -errno;
-	return 0;
-}
-
 static void
 hub_free(struct ep_hub *h)
 {
@@ -101,7 +90,7 @@ hub_new(void)
 	pthread_condattr_destroy(&ca);
 	h->forks = fork_count;
 	h->ech = rdma_create_event_channel();
-	if (!h->ech || set_nonblock(h->ech->fd)) {
+	if (!h->ech || ep_set_nonblock(h->ech->fd)) {
 		err = errno;
 		hub_free(h);
 		errno = err;
@@ -180,7 +169,7 @@ ep_hub_comp(struct ep_hub *h, struct ibv_context *verbs)
 		errno = ENOSPC;
 	else if (!cch) {
 		cch = ibv_create_comp_channel(verbs);
-		if (cch && set_nonblock(cch->fd)) {
+		if (cch && ep_set_nonblock(cch->fd)) {
 			ibv_destroy_comp_channel(cch);
 			cch = NULL;
 		}

@@ -76,5 +76,7 @@ void ep_release_attach(struct ep *ep, struct ep_send *s);
 
 /* Give back what a queue pair that is gone left in its CQs. */
 void ep_drain_dead(struct ep *ep);
+/* O_NONBLOCK on a channel's descriptor: 0 or -errno. */
+int ep_set_nonblock(int fd);
 
 #endif

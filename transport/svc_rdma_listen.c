@@ -143,6 +143,22 @@ on_connect_request(struct svc_rdma_listener *lst, struct rdma_cm_event *ev)
 /* ------------------------------------------------------------------ */
 
 /*
+ * Close the listener's channel (this process's copy of the descriptor;
+ * librdmacm closes it) and leave its id: destroying the id would be an
+ * RDMA-CM command on the closed channel, which the kernel refuses, and
+ * closing the channel released it there (or it is another process's).
+ */
+static void
+lst_close_channel(struct svc_rdma_listener *lst)
+{
+	sockfd_del(lst->ech->fd);
+	cm_forget(lst->ech);
+	rdma_destroy_event_channel(lst->ech);
+	lst->ech = NULL;
+	lst->id = NULL;
+}
+
+/*
  * The listener cannot take events any more.  The kernel refuses RDMA-CM
  * commands from credentials other than those that opened the channel; the
  * channel is moved to the new ones (cred.h), unless they cannot open the
@@ -175,17 +191,7 @@ lst_fail(struct svc_rdma_listener *lst, int err)
 		ep_cm_lost(sc->ep);
 		pthread_mutex_unlock(&sc->lock);
 	}
-	sockfd_del(lst->ech->fd);
-	cm_forget(lst->ech);
-	/* librdmacm closes its own descriptor. */
-	rdma_destroy_event_channel(lst->ech);
-	lst->ech = NULL;
-	/*
-	 * The listener's id is deliberately left: destroying it is an
-	 * RDMA-CM command on the closed channel, which the kernel would
-	 * refuse anyway; closing the channel released it there.
-	 */
-	lst->id = NULL;
+	lst_close_channel(lst);
 }
 
 /* RDMA-CM events of a connection: each ends it. */
@@ -236,14 +242,8 @@ static void
 lst_let_go(struct svc_rdma_listener *lst)
 {
 	xprt_unregister(&lst->xprt);
-	if (!lst->ech)
-		return;
-	sockfd_del(lst->ech->fd);
-	cm_forget(lst->ech);
-	/* Our copy of the descriptor; the id is not ours to destroy. */
-	rdma_destroy_event_channel(lst->ech);
-	lst->ech = NULL;
-	lst->id = NULL;
+	if (lst->ech)
+		lst_close_channel(lst);
 }
 
 /*

@@ -207,7 +207,8 @@ ulb_set_no_placement(const uint32_t *progs, size_t n)
 {
 	if (n > ULB_NO_PLACEMENT_MAX)
 		n = ULB_NO_PLACEMENT_MAX;
-	memcpy(no_placement, progs, n * sizeof(*progs));
+	if (n)	/* progs may be NULL for none */
+		memcpy(no_placement, progs, n * sizeof(*progs));
 	n_no_placement = n;
 }
 

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "server.h"
+#include "workers.h"
 
 #define MAX_WORKERS 64
 #define MAX_SEEN_IDS 16
@@ -198,7 +199,7 @@ int
 run_workers(int n, int (*serve)(void), void (*ready)(void))
 {
 	pid_t pids[MAX_WORKERS];
-	int i, left = 0, status = 0, sig;
+	int i, left = 0, status = 0;
 	sigset_t set;
 
 	if (n > MAX_WORKERS)
@@ -222,33 +223,7 @@ run_workers(int n, int (*serve)(void), void (*ready)(void))
 	}
 	if (!status)
 		ready();
-	while (left > 0 && !status) {
-		pid_t pid;
-		int ws;
-
-		if (sigwait(&set, &sig) != 0 || sig != SIGCHLD)
-			break;
-		while ((pid = waitpid(-1, &ws, WNOHANG)) > 0) {
-			fprintf(stderr, "%s: worker %d ended unexpectedly (status 0x%x)\n",
-				progname, (int)pid, ws);
-			for (i = 0; i < n; i++)
-				if (pids[i] == pid)
-					pids[i] = 0;
-			left--;
-		}
-	}
-	for (i = 0; i < n; i++)
-		if (pids[i] > 0)
-			kill(pids[i], SIGTERM);
-	for (i = 0; i < n; i++) {
-		int ws;
-
-		if (pids[i] <= 0 || waitpid(pids[i], &ws, 0) < 0)
-			continue;
-		if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0)
-			status = 1;
-	}
-	return left == 0 ? 1 : status;
+	return workers_wait(progname, pids, i < n ? i + 1 : n, left, &set, status);
 }
 
 /* --- children of a serving process (-x) -------------------------------- */

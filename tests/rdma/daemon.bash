@@ -39,7 +39,8 @@ start_daemon() {
 	_launch_prefix pre "$@"
 	shift "$_PREFIX_SHIFT"
 	local ready=$BATS_TEST_TMPDIR/daemon${#SERVER_LOGS[@]}.ready
-	start_bg server -- "${pre[@]}" "$RPCTEST_SERVER" -r "$ready" "$@"
+	# The prefix (user, limits) is in pre already, as in start_server.
+	start_bg server --root -- "${pre[@]}" "$RPCTEST_SERVER" -r "$ready" "$@"
 	await_daemon "$BG_PID" "$ready" rpctest-server
 }
 

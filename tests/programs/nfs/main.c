@@ -28,11 +28,11 @@
 #include <string.h>
 #include <sys/select.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "nfstest.h"
+#include "../workers.h"
 
 #define EX_USAGE	64
 #define MAX_WORKERS	64
@@ -404,7 +404,7 @@ static int
 run_workers(int n, enum loop loop, const char *ready, unsigned int port)
 {
 	pid_t pids[MAX_WORKERS];
-	int i, left = 0, status = 0, sig;
+	int i, left = 0, status = 0;
 	sigset_t set = stop_set;
 
 	for (i = 0; i < n; i++) {
@@ -422,35 +422,7 @@ run_workers(int n, enum loop loop, const char *ready, unsigned int port)
 		status = 1;
 	fprintf(stderr, "%s: %d workers serving\n", PROGNAME, left);
 	sigaddset(&set, SIGCHLD);
-	while (left > 0 && !status) {
-		pid_t pid;
-		int ws;
-
-		if (sigwait(&set, &sig) != 0 || sig != SIGCHLD)
-			break;
-		while ((pid = waitpid(-1, &ws, WNOHANG)) > 0) {
-			fprintf(stderr, "%s: worker %d ended unexpectedly (status 0x%x)\n",
-				PROGNAME, (int)pid, ws);
-			for (i = 0; i < n; i++)
-				if (pids[i] == pid)
-					pids[i] = 0;
-			left--;
-		}
-	}
-	for (i = 0; i < n; i++)
-		if (pids[i] > 0)
-			kill(pids[i], SIGTERM);
-	for (i = 0; i < n; i++) {
-		int ws;
-
-		if (pids[i] <= 0 || waitpid(pids[i], &ws, 0) < 0)
-			continue;
-		if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0)
-			status = 1;
-	}
-	if (left == 0)
-		status = 1;	/* every worker died on its own */
-	return status;
+	return workers_wait(PROGNAME, pids, i < n ? i + 1 : n, left, &set, status);
 }
 
 /* --- main ---------------------------------------------------------------------- */
