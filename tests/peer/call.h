@@ -89,6 +89,9 @@ const char *case_check_results(const struct pcase *pc, const struct call_io *io)
 /* Register memory for the chunks of one call (read, write, reply octets). */
 int chunk_alloc(struct pconn *c, struct chunk_mem *cm, uint32_t read_len,
 		uint32_t write_len, uint32_t reply_len);
+/* Connect as the options say; NULL (said on stdout) when that fails. */
+struct pconn *client_connect(const struct opts *o);
+
 /* A segment describing len octets at p of a chunk registration. */
 struct rpcrdma_segment chunk_segment(const struct chunk_mem *cm, const uint8_t *p,
 				     uint32_t len);

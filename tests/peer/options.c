@@ -20,6 +20,7 @@ usage(void)
 		"usage: %s call  -a ADDR -p PORT [options] CASE...\n"
 		"       %s serve -a ADDR -p PORT [options] silent|reject|accept|rkey-after-reply|\n"
 		"                                          drop-first|late-first|inv-first\n"
+		"       %s abuse -a ADDR -p PORT [options] flood|no-repost|vanish-read\n"
 		"options:\n"
 		"  -a, --addr ADDR       numeric IPv4 or IPv6 address (call: the server's,\n"
 		"                        serve: the one to listen on)\n"
@@ -37,7 +38,8 @@ usage(void)
 		"  --quiet-wait MS       call: wait for an answer that must not come\n"
 		"                        (default %d)\n"
 		"  --connections N       serve: end after N connections closed (accept,\n"
-		"                        rkey-after-reply) or N requests rejected (default 1)\n"
+		"                        rkey-after-reply) or N requests rejected (default 1);\n"
+		"                        abuse: connections doing it at once\n"
 		"  --rd-atom N|I:R       call: the connect's initiator_depth (RDMA Reads\n"
 		"                        we may issue) and responder_resources (Reads we\n"
 		"                        answer): N for both, or I and R (the Linux\n"
@@ -62,7 +64,7 @@ usage(void)
 		"  position-zero Read chunk), +reply (a Reply chunk), +write (a Write\n"
 		"  chunk for the result of echo and source), e.g. echo:8000+read+reply\n"
 		"exit status: 0 as expected, 1 not as expected, 2 setup failed, 64 usage\n",
-		progname, progname, RPCTEST_PROG, RPCTEST_VERS, DEFAULT_TIMEOUT_S,
+		progname, progname, progname, RPCTEST_PROG, RPCTEST_VERS, DEFAULT_TIMEOUT_S,
 		DEFAULT_ANSWER_MS, DEFAULT_QUIET_MS);
 	exit(EX_USAGE);
 }
@@ -198,10 +200,12 @@ parse_options(struct opts *o, int argc, char **argv)
 		o->serve = false;
 	else if (strcmp(argv[1], "serve") == 0)
 		o->serve = true;
+	else if (strcmp(argv[1], "abuse") == 0)
+		o->abuse = true;
 	else if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)
 		usage();
 	else
-		usage_error("the first argument must be call or serve", argv[1]);
+		usage_error("the first argument must be call, serve or abuse", argv[1]);
 
 	o->pdata = PD_SIZES;
 	o->pd.send_size = 4096;
@@ -299,6 +303,8 @@ parse_options(struct opts *o, int argc, char **argv)
 		usage_error("missing", "CASE");
 	if (o->serve && o->ncases != 1)
 		usage_error("serve takes one case", o->cases[1]);
+	if (o->abuse && o->ncases != 1)
+		usage_error("abuse takes one mode", o->cases[1]);
 	if (o->ncases > PEER_MAX_CASES)
 		usage_error("too many cases", o->cases[PEER_MAX_CASES]);
 }
