@@ -19,7 +19,8 @@ usage(void)
 	fprintf(stderr,
 		"usage: %s call  -a ADDR -p PORT [options] CASE...\n"
 		"       %s serve -a ADDR -p PORT [options] silent|reject|accept|rkey-after-reply|\n"
-		"                                          drop-first|late-first|inv-first\n"
+		"                                          drop-first|late-first|inv-first|\n"
+		"                                          late-many\n"
 		"       %s abuse -a ADDR -p PORT [options] flood|no-repost|vanish-read\n"
 		"options:\n"
 		"  -a, --addr ADDR       numeric IPv4 or IPv6 address (call: the server's,\n"
@@ -54,13 +55,17 @@ usage(void)
 		"                        before the call runs; rnr_retry 0\n"
 		"  --seg-max N[K]        serve --old-kernel: the largest segment of any\n"
 		"                        chunk instead\n"
+		"  --held N              serve late-many: the run's first N calls (default 4,\n"
+		"                        at most 32) are answered late, each by its Reply\n"
+		"                        chunk, once the next call on its connection came\n"
 		"  -r, --ready FILE      serve: write \"ready PORT\" to FILE once listening\n"
 		"  -v, --verbose         print every RDMA-CM event\n"
 		"call cases, run in order on one connection; CASE[=EXPECT] overrides the\n"
 		"expected answer (success, vers, badheader, none, prog-unavail, any):\n"
 		"  null echo:N sink:N source:N noprog badvers msgp done badproc[:N]\n"
 		"  badchunk[:disc|trunc|count] xidmismatch short rdmaerror bigread[:N]\n"
-		"  null, echo, sink, source and noprog take chunks: +read (the call in a\n"
+		"  nfs4read:N (an NFSv4.1 READ COMPOUND of N octets: --prog 100003 --vers 4)\n"
+		"  null, echo, sink, source, noprog and nfs4read take chunks: +read (the call in a\n"
 		"  position-zero Read chunk), +reply (a Reply chunk), +write (a Write\n"
 		"  chunk for the result of echo and source), e.g. echo:8000+read+reply\n"
 		"exit status: 0 as expected, 1 not as expected, 2 setup failed, 64 usage\n",
@@ -167,7 +172,7 @@ parse_options(struct opts *o, int argc, char **argv)
 	enum {
 		OPT_PDATA = 256, OPT_PROG, OPT_VERS, OPT_CREDITS, OPT_TIMEOUT,
 		OPT_ANSWER, OPT_QUIET, OPT_CONNS, OPT_KEEP, OPT_RDATOM,
-		OPT_OLD, OPT_SEGMAX,
+		OPT_OLD, OPT_SEGMAX, OPT_HELD,
 	};
 	static const struct option longopts[] = {
 		{ "addr", required_argument, NULL, 'a' },
@@ -187,6 +192,7 @@ parse_options(struct opts *o, int argc, char **argv)
 		{ "rd-atom", required_argument, NULL, OPT_RDATOM },
 		{ "old-kernel", no_argument, NULL, OPT_OLD },
 		{ "seg-max", required_argument, NULL, OPT_SEGMAX },
+		{ "held", required_argument, NULL, OPT_HELD },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool credits_set = false;
@@ -275,6 +281,9 @@ parse_options(struct opts *o, int argc, char **argv)
 				usage_error("bad --seg-max", optarg);
 			break;
 		}
+		case OPT_HELD:
+			o->held = (unsigned int)parse_number(optarg, 32);
+			break;
 		case OPT_CONNS:
 			o->connections = (unsigned int)parse_number(optarg, 100000);
 			if (!o->connections)
@@ -284,6 +293,8 @@ parse_options(struct opts *o, int argc, char **argv)
 			usage();
 		}
 	}
+	if (!o->held)
+		o->held = 4;
 	if (!credits_set)
 		o->credits = o->serve ? 32 : 8;
 	/* (RPCSVC_MAXPAGES + 2) and RPCSVC_MAXPAGES pages of 4 KiB. */

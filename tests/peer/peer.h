@@ -163,6 +163,7 @@ struct opts {
 	 * with rnr_retry 0.
 	 */
 	bool old_kernel;
+	unsigned int held;		/* serve late-many: replies held back */
 	uint32_t special_seg_max;	/* Reply and Read segments */
 	uint32_t write_seg_max;		/* Write segments */
 	int rd_init;			/* call: -1, or the connect's initiator_depth */
