@@ -255,6 +255,8 @@ hold_reply(struct server *s, struct pconn *c, const uint8_t *payload,
 {
 	struct held_reply *hr = &c->held;
 
+	if (s->sc == SV_LATE_MANY)
+		return late_many_hold(s, c, payload, plen);
 	if (c->calls != 1 || hr->pending)
 		return false;
 	switch (s->sc) {
@@ -276,8 +278,7 @@ hold_reply(struct server *s, struct pconn *c, const uint8_t *payload,
 	}
 }
 
-/* Send the held reply now: the call it answers timed out long ago. */
-static void
+void
 send_held(struct server *s, struct pconn *c)
 {
 	struct rpcrdma_hdr cur = c->hdr;
@@ -288,7 +289,7 @@ send_held(struct server *s, struct pconn *c)
 	c->rhdr.nwsegs = 0;
 	memcpy(c->data_mem + PEER_REGION, c->held.rpc, c->held.len);
 	/* Linux's server uses the Reply chunk whenever one is offered. */
-	c->reply_chunk_always = s->sc == SV_LATE_FIRST;
+	c->reply_chunk_always = s->sc == SV_LATE_FIRST || s->sc == SV_LATE_MANY;
 	send_reply(s, c, c->data_mem + PEER_REGION, c->held.len, "SUCCESS",
 		   "late=1");
 	c->reply_chunk_always = false;
@@ -300,6 +301,10 @@ held_reply_due(struct server *s, struct pconn *c)
 {
 	const struct rpcrdma_hdr *first = &c->held.hdr;
 
+	if (s->sc == SV_LATE_MANY) {
+		late_many_due(s, c);
+		return;
+	}
 	if (!c->held.pending)
 		return;
 	if (s->sc == SV_INV_FIRST && c->calls == 2) {
