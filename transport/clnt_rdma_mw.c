@@ -402,13 +402,14 @@ free_slot(const struct ct_rdma *ct)
 	return -ENOENT;
 }
 
+/* Whether a slot is in the given state. */
 static bool
-any_fencing(const struct ct_rdma *ct)
+any_slot(const struct ct_rdma *ct, enum slot_state state)
 {
 	unsigned int s;
 
 	for (s = 0; s < CT_SLOTS; s++)
-		if (ct->ct_slots[s].state == SLOT_FENCING)
+		if (ct->ct_slots[s].state == state)
 			return true;
 	return false;
 }
@@ -416,12 +417,7 @@ any_fencing(const struct ct_rdma *ct)
 bool
 ct_any_orphan(const struct ct_rdma *ct)
 {
-	unsigned int s;
-
-	for (s = 0; s < CT_SLOTS; s++)
-		if (ct->ct_slots[s].state == SLOT_ORPHAN)
-			return true;
-	return false;
+	return any_slot(ct, SLOT_ORPHAN);
 }
 
 int
@@ -437,7 +433,7 @@ ct_get_slot(struct ct_rdma *ct, int64_t deadline)
 	}
 	/* Invalidations already under way finish quickly. */
 	while ((found = free_slot(ct)) < 0) {
-		if (!any_fencing(ct))
+		if (!any_slot(ct, SLOT_FENCING))
 			break;
 		if (ct_wait_slot(ct, deadline))
 			return ep_dead(ct->ct_ep) ? -ep_dead(ct->ct_ep) : -ETIMEDOUT;

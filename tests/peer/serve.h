@@ -66,6 +66,9 @@ void send_reply(struct server *s, struct pconn *c, const uint8_t *payload,
  */
 bool hold_reply(struct server *s, struct pconn *c, const uint8_t *payload,
 		size_t plen);
+/* Keep the reply to c's current call in hr; false when it does not fit. */
+bool keep_reply(struct held_reply *hr, const struct pconn *c,
+		const uint8_t *payload, size_t plen);
 /* Before serving a later call: what the serve case does with the held reply. */
 void held_reply_due(struct server *s, struct pconn *c);
 /* Send c->held now: the call it answers timed out long ago. */

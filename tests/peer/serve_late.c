@@ -28,17 +28,13 @@ late_many_hold(struct server *s, struct pconn *c, const uint8_t *payload,
 {
 	struct held_reply *hr;
 
-	if (held_total >= s->o->held || nlates == PEER_MAX_LATE ||
-	    plen > sizeof(hr->rpc))
+	if (held_total >= s->o->held || nlates == PEER_MAX_LATE)
 		return false;
 	hr = &lates[nlates].r;
+	if (!keep_reply(hr, c, payload, plen))
+		return false;
 	lates[nlates++].conn = c->number;
 	held_total++;
-	hr->hdr = c->hdr;
-	memcpy(hr->rpc, payload, plen);
-	hr->len = plen;
-	hr->pending = true;
-	out("reply_held conn=%u xid=0x%08x", c->number, c->hdr.xid);
 	return true;
 }
 

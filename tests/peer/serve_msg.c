@@ -249,6 +249,21 @@ send_reply(struct server *s, struct pconn *c, const uint8_t *payload,
 	send_error(c, s->o, h->xid, RPCRDMA1_VERSION, RDMA_ERR_BADHEADER);
 }
 
+/* Keep the reply to c's current call in hr; false when it does not fit. */
+bool
+keep_reply(struct held_reply *hr, const struct pconn *c,
+	   const uint8_t *payload, size_t plen)
+{
+	if (plen > sizeof(hr->rpc))
+		return false;
+	hr->hdr = c->hdr;
+	memcpy(hr->rpc, payload, plen);
+	hr->len = plen;
+	hr->pending = true;
+	out("reply_held conn=%u xid=0x%08x", c->number, c->hdr.xid);
+	return true;
+}
+
 bool
 hold_reply(struct server *s, struct pconn *c, const uint8_t *payload,
 	   size_t plen)
@@ -265,14 +280,7 @@ hold_reply(struct server *s, struct pconn *c, const uint8_t *payload,
 		return true;
 	case SV_LATE_FIRST:
 	case SV_INV_FIRST:
-		if (plen > sizeof(hr->rpc))
-			return false;
-		hr->hdr = c->hdr;
-		memcpy(hr->rpc, payload, plen);
-		hr->len = plen;
-		hr->pending = true;
-		out("reply_held conn=%u xid=0x%08x", c->number, c->hdr.xid);
-		return true;
+		return keep_reply(hr, c, payload, plen);
 	default:
 		return false;
 	}
