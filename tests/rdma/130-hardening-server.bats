@@ -144,11 +144,12 @@ back_to_start() {
 	pin0=$(vm_pin "$SERVER_PID")
 	used0=$(pinned_used "$SERVER_PID")
 
-	# 77 sets of 13 calls (NULL once, the others at each size): 1001 each.
+	# 100 sets of 10 calls (NULL once, the others at each size: inline,
+	# Long Call and Long Reply, chunks both ways): 1000 each.
 	local pids=() i
 	for ((i = 0; i < 32; i++)); do
 		start_client_bg --rdma -m tli -h "$RXE_ADDR" -p "$SERVER_PORT" -t 30 \
-			-o null,echo,sink,source -s 0,4000,64K,256K -c 77 -q
+			-o null,echo,sink,source -s 0,4000,64K -c 100 -q
 		pids+=("$CLIENT_PID")
 	done
 	local killed=() deadline=$((SECONDS + 400)) running
