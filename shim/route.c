@@ -6,8 +6,8 @@
 #include <errno.h>
 #include <limits.h>
 #include <netdb.h>
-#include <pthread.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
