@@ -58,12 +58,17 @@ void
 log_client_rdma(const struct sockaddr *dst, uint32_t prog, uint32_t vers,
 		const struct clnt_rdma_info *info, unsigned int credits)
 {
+	enum shim_log_level level = first_time(dst, prog, false, true,
+					       RDMA_FAIL_NONE) ?
+				    SHIM_LOG_INFO : SHIM_LOG_DEBUG;
 	char peer[80], pname[96];
 
+	/* Naming the program reads /etc/rpc: only for a line written. */
+	if (!shim_log_enabled(level))
+		return;
 	sa_format(dst, peer, sizeof(peer));
 	prog_format(prog, pname, sizeof(pname));
-	shim_log(first_time(dst, prog, false, true, RDMA_FAIL_NONE) ?
-		 SHIM_LOG_INFO : SHIM_LOG_DEBUG,
+	shim_log(level,
 		 "client %s version %u to %s: RDMA, inline %u/%u%s, credits %u requested, R=%d",
 		 pname, vers, peer, info->send_max, info->recv_max,
 		 info->peer_pdata ? "" : " (peer sent no RFC 8797 private data)",
@@ -74,12 +79,15 @@ void
 log_client_tcp(const struct sockaddr *dst, uint32_t prog, uint32_t vers,
 	       enum rdma_fail why, const char *detail)
 {
+	enum shim_log_level level = first_time(dst, prog, false, false, why) ?
+				    SHIM_LOG_INFO : SHIM_LOG_DEBUG;
 	char peer[80], pname[96];
 
+	if (!shim_log_enabled(level))
+		return;
 	sa_format(dst, peer, sizeof(peer));
 	prog_format(prog, pname, sizeof(pname));
-	shim_log(first_time(dst, prog, false, false, why) ?
-		 SHIM_LOG_INFO : SHIM_LOG_DEBUG,
+	shim_log(level,
 		 "client %s version %u to %s: TCP (%s%s%s)", pname, vers, peer,
 		 rdma_fail_str(why), detail ? ": " : "", detail ? detail : "");
 }
