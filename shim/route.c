@@ -226,6 +226,7 @@ shim_clnt_vc_create(int fd, const struct netbuf *raddr, rpcprog_t prog,
 		params.write_chunk = cfg->write_chunk;
 		params.max_pinned = cfg->max_pinned;
 		params.remote_inv = cfg->remote_invalidate;
+		params.poll_us = cfg->poll_us;
 
 		shim_busy++;
 		cl = clnt_rdma_create(fd, raddr, (struct sockaddr *)&rdst, prog,
@@ -400,6 +401,7 @@ shim_svc_vc_create(int fd, u_int sendsz, u_int recvsz)
 		params.max_call = cfg->max_call;
 		params.max_pinned = cfg->max_pinned;
 		params.remote_inv = cfg->remote_invalidate;
+		params.poll_us = cfg->poll_us;
 
 		shim_busy++;
 		ret = svc_rdma_listen(xprt, (struct sockaddr *)&local, sendsz,

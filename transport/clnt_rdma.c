@@ -5,8 +5,12 @@
  * clnt_rdma_marshal.c (messages) and clnt_rdma_cq.c (completions, waits);
  * clnt_rdma_int.h joins them.
  *
- * One call at a time per CLIENT, as libtirpc's clnt_vc does: callers on
- * several threads are serialized by ct_lock.
+ * Callers on several threads share a CLIENT: their calls are in flight
+ * together, up to the credits the server grants (RFC 8166 s4.3), each
+ * reply handed to its caller by XID; ct_lock is held except while they
+ * wait (clnt_rdma_wait.c).  What a program sees is clnt_vc's: the XID
+ * sequence, clnt_control, per-call timeouts, an error per call
+ * (clnt_geterr on the calling thread), clnt_destroy waiting for callers.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -21,6 +25,16 @@
 #include "common/log.h"
 
 static struct clnt_ops *clnt_rdma_ops(void);
+
+/*
+ * The outcome of the last call of this thread, for clnt_geterr: other
+ * threads' calls on the same CLIENT end meanwhile.
+ */
+static __thread struct {
+	uint64_t id;		/* the CLIENT's ct_id */
+	struct rpc_err err;
+} last_call;
+static uint64_t ct_ids;
 
 static struct ct_rdma *
 ct_of(CLIENT *cl)
@@ -88,7 +102,8 @@ ct_await_reply(struct ct_rdma *ct, unsigned int s, uint32_t xid,
 	struct ct_slot *slot = &ct->ct_slots[s];
 	enum clnt_stat st;
 
-	if (ct_wait_reply(ct, xid, deadline)) {
+	(void)xid;
+	if (ct_wait_reply(ct, s, deadline)) {
 		st = ct_wait_failed(ct);
 		if (st == RPC_TIMEDOUT) {
 			ct_orphan(ct, s);
@@ -100,13 +115,55 @@ ct_await_reply(struct ct_rdma *ct, unsigned int s, uint32_t xid,
 		}
 		return st;
 	}
-	ct_reply_arrived(ct, s, ct->ct_rep.hdr.credits);
+	ct_reply_arrived(ct, s, slot->rep.hdr.credits);
 	/* s5.4.1: nothing of this call stays reachable once it returns. */
 	if (!ct_fence_now(ct, s)) {
-		(void)ep_post_recv(ct->ct_ep, ct->ct_rep.ridx);
+		(void)ep_post_recv(ct->ct_ep, slot->rep.ridx);
+		ct_slot_unclaim(ct, s);
 		return ct_fail(ct, RPC_CANTRECV, EIO);
 	}
 	return RPC_SUCCESS;
+}
+
+/*
+ * The call encoded into its slot, as xid, with the buffers its chunks
+ * need.  When the pool cannot give them while calls of other threads
+ * hold theirs, this one gives its own back and waits for one of those to
+ * return.  Returns 0, -EMSGSIZE, -EINVAL, -ETIMEDOUT, or -ENOMEM with
+ * *what saying what was refused.
+ */
+static int
+ct_prepare(CLIENT *cl, struct ct_rdma *ct, unsigned int s, rpcproc_t proc,
+	   xdrproc_t xdr_args, void *args_ptr, uint32_t *xid, size_t *len,
+	   int64_t deadline, const char **what)
+{
+	struct ct_slot *slot = &ct->ct_slots[s];
+	int ret;
+
+	for (;;) {
+		/*
+		 * The call first, then the chunks for the reply: a call that
+		 * grows holds two buffers for a moment, better not on top of
+		 * those.
+		 */
+		*what = "a call's arguments";
+		ret = ct_slot_callbuf(ct, slot);
+		if (!ret) {
+			/* Same XID sequence as clnt_vc: decrement the stored word. */
+			*xid = ntohl(--ct->ct_u.ct_mcalli);
+			ret = ct_encode_call(cl, ct, slot, proc, xdr_args,
+					     args_ptr, len);
+		}
+		if (!ret) {
+			*what = "a call's Reply chunk";
+			ret = ct_slot_buffers(ct, slot);
+		}
+		if (ret != -ENOMEM || !ct_slots_in(ct, SLOT_ACTIVE))
+			return ret;
+		ct_slot_bufs_put(ct, slot);
+		if (ct_wait_returned(ct, deadline))
+			return -ETIMEDOUT;
+	}
 }
 
 /*
@@ -120,11 +177,12 @@ ct_call_once(CLIENT *cl, struct ct_rdma *ct, rpcproc_t proc,
 	     bool *refresh)
 {
 	struct ep *ep = ct->ct_ep;
-	uint32_t *msg_x_id = &ct->ct_u.ct_mcalli;
+	struct ct_slot *slot;
+	const char *what;
 	enum clnt_stat st;
 	int64_t deadline;
-	uint32_t x_id;
-	size_t len;
+	uint32_t x_id = 0;
+	size_t len = 0;
 	int s, ret;
 
 	*refresh = false;
@@ -133,50 +191,52 @@ ct_call_once(CLIENT *cl, struct ct_rdma *ct, rpcproc_t proc,
 		return ct_fail(ct, RPC_CANTSEND, ep_dead(ep));
 	deadline = ep_now_ms() + tv_ms(&ct->ct_wait);
 
-	/* s4.3.3, s4.3.1: never more calls in flight than granted. */
-	if (ct_wait_room(ct, deadline))
+	/*
+	 * s4.3.3, s4.3.1: never more calls in flight than granted.  This
+	 * call holds its credit from now; every way out gives it back.
+	 */
+	if (ct_wait_credit(ct, deadline))
 		return ct_wait_failed(ct);
+	ct->ct_outstanding++;
 	s = ct_get_slot(ct, deadline);
-	if (s < 0)
+	if (s < 0) {
+		ct_call_abandoned(ct, 0);
 		return ct_fail(ct, ep_dead(ep) ? RPC_CANTSEND : RPC_TIMEDOUT,
 			       ep_dead(ep));
-	/* Same XID sequence as clnt_vc: decrement the stored word. */
-	x_id = ntohl(--(*msg_x_id));
+	}
+	slot = &ct->ct_slots[s];
 	/*
 	 * As clnt_vc: a call with a zero timeout (batched, or "message
 	 * passing") is never waited for, so it offers no chunk a reply could
 	 * be written into (RFC 8166 s5.3.3 asks for one only where a reply
 	 * is expected); a reply that comes anyway is dropped by XID.
 	 */
-	ct->ct_slots[s].wait_reply = timeout.tv_sec != 0 || timeout.tv_usec != 0;
+	slot->wait_reply = timeout.tv_sec != 0 || timeout.tv_usec != 0;
 
-	/*
-	 * The call first, then the chunks for the reply: a call that grows
-	 * holds two buffers for a moment, better not on top of those.
-	 */
-	ret = ct_slot_callbuf(ct, &ct->ct_slots[s]);
-	if (!ret)
-		ret = ct_encode_call(cl, ct, &ct->ct_slots[s], proc, xdr_args,
-				     args_ptr, &len);
+	ret = ct_prepare(cl, ct, (unsigned int)s, proc, xdr_args, args_ptr,
+			 &x_id, &len, deadline, &what);
 	if (ret == -ENOMEM) {
-		ct_log_memory("a call's arguments", 0);
-		return ct_fail(ct, RPC_CANTSEND, ENOMEM);
+		ct_log_memory(what, strcmp(what, "a call's Reply chunk") ? 0 :
+				    ct_call_need(ct));
+		st = ct_fail(ct, RPC_CANTSEND, ENOMEM);
+	} else if (ret == -ETIMEDOUT) {
+		st = ct_fail(ct, ep_dead(ep) ? RPC_CANTSEND : RPC_TIMEDOUT,
+			     ep_dead(ep));
+	} else if (ret) {
+		st = ct_fail(ct, RPC_CANTENCODEARGS,
+			     ret == -EMSGSIZE ? EMSGSIZE : 0);
 	}
 	if (ret)
-		return ct_fail(ct, RPC_CANTENCODEARGS,
-			       ret == -EMSGSIZE ? EMSGSIZE : 0);
-	if (ct_slot_buffers(ct, &ct->ct_slots[s])) {
-		ct_log_memory("a call's Reply chunk", ct_call_need(ct));
-		return ct_fail(ct, RPC_CANTSEND, ENOMEM);
-	}
+		goto out_unclaim;
 	ret = ct_send_call(ct, (unsigned int)s, x_id, len, deadline);
 	if (ret == -ENOMEM)
 		ct_log_memory("a call's receive and header", 0);
 	if (ret) {
 		/* Nothing reached the server: nothing stays exposed. */
 		ct_fence_now(ct, (unsigned int)s);
-		return ct_fail(ct, ret == -ETIMEDOUT ? RPC_TIMEDOUT : RPC_CANTSEND,
-			       -ret);
+		st = ct_fail(ct, ret == -ETIMEDOUT ? RPC_TIMEDOUT : RPC_CANTSEND,
+			     -ret);
+		goto out_unclaim;
 	}
 
 	/*
@@ -184,7 +244,7 @@ ct_call_once(CLIENT *cl, struct ct_rdma *ct, rpcproc_t proc,
 	 * without waiting; any call with a zero timeout is "message passing"
 	 * and times out at once.  Their replies, if any, come as late ones.
 	 */
-	if (!ct->ct_slots[s].wait_reply) {
+	if (!slot->wait_reply) {
 		ct_orphan(ct, (unsigned int)s);
 		/* Replies that came anyway give their receives back now. */
 		(void)ct_reap(ct);
@@ -195,12 +255,19 @@ ct_call_once(CLIENT *cl, struct ct_rdma *ct, rpcproc_t proc,
 	st = ct_await_reply(ct, (unsigned int)s, x_id, deadline);
 	if (st != RPC_SUCCESS)
 		return st;
-	st = ct_reply_result(cl, ct, &ct->ct_slots[s], x_id, xdr_results,
-			     results_ptr, refreshes, refresh);
-	if (ep_post_recv(ep, ct->ct_rep.ridx)) {
+	st = ct_reply_result(cl, ct, slot, x_id, xdr_results, results_ptr,
+			     refreshes, refresh);
+	ret = ep_post_recv(ep, slot->rep.ridx);
+	ct_slot_unclaim(ct, (unsigned int)s);
+	if (ret) {
 		*refresh = false;
 		return ct_fail(ct, RPC_CANTRECV, ep_dead(ep));
 	}
+	return st;
+
+out_unclaim:
+	ct_call_abandoned(ct, (unsigned int)s);
+	ct_slot_unclaim(ct, (unsigned int)s);
 	return st;
 }
 
@@ -215,7 +282,11 @@ ct_parents_call(struct ct_rdma *ct)
 {
 	shim_log(SHIM_LOG_WARN,
 		 "client: a CLIENT made before fork() cannot be used in the child: make a new one");
-	return ct_fail(ct, RPC_CANTSEND, ENOTCONN);
+	last_call.id = ct->ct_id;
+	memset(&last_call.err, 0, sizeof(last_call.err));
+	last_call.err.re_status = RPC_CANTSEND;
+	last_call.err.re_errno = ENOTCONN;
+	return RPC_CANTSEND;
 }
 
 static enum clnt_stat
@@ -230,6 +301,7 @@ clnt_rdma_call(CLIENT *cl, rpcproc_t proc, xdrproc_t xdr_args, void *args_ptr,
 	if (ep_forked(ct->ct_ep))
 		return ct_parents_call(ct);
 	pthread_mutex_lock(&ct->ct_lock);
+	ct->ct_callers++;
 	if (!ct->ct_waitset && !time_not_ok(&timeout))
 		ct->ct_wait = timeout;
 	do {
@@ -243,14 +315,27 @@ clnt_rdma_call(CLIENT *cl, rpcproc_t proc, xdrproc_t xdr_args, void *args_ptr,
 		SHIM_STATS_ADD(ct->ct_stats, timeouts, 1);
 	else if (st != RPC_SUCCESS)
 		SHIM_STATS_ADD(ct->ct_stats, errors, 1);
+	last_call.id = ct->ct_id;
+	last_call.err = ct->ct_error;
+	ct->ct_returned++;
+	if (--ct->ct_callers == 0)
+		pthread_cond_broadcast(&ct->ct_idle);
+	/* Its credit, slot and memory may be what others wait for. */
+	ct_wake_waiters(ct);
 	pthread_mutex_unlock(&ct->ct_lock);
 	return st;
 }
 
+/* This thread's last call on cl, else the CLIENT's last (as clnt_vc). */
 static void
 clnt_rdma_geterr(CLIENT *cl, struct rpc_err *errp)
 {
-	*errp = ct_of(cl)->ct_error;
+	struct ct_rdma *ct = ct_of(cl);
+
+	if (last_call.id == ct->ct_id)
+		*errp = last_call.err;
+	else
+		*errp = ct->ct_error;
 }
 
 static bool_t
@@ -383,6 +468,7 @@ ct_free(struct ct_rdma *ct)
 		ep_destroy(ct->ct_ep);
 	}
 	free(ct->ct_addr.buf);
+	pthread_cond_destroy(&ct->ct_idle);
 	pthread_mutex_destroy(&ct->ct_lock);
 	free(ct);
 }
@@ -393,13 +479,15 @@ clnt_rdma_destroy(CLIENT *cl)
 	struct ct_rdma *ct = ct_of(cl);
 
 	/*
-	 * As clnt_vc_destroy: a call in progress on another thread ends
+	 * As clnt_vc_destroy: calls in progress on other threads end
 	 * first.  Nothing may take the lock after this (libtirpc's contract).
 	 * A parent's CLIENT in a fork() child is not waited for: the lock
 	 * may be held by a thread that exists only in the parent.
 	 */
 	if (!ct->ct_ep || !ep_forked(ct->ct_ep)) {
 		pthread_mutex_lock(&ct->ct_lock);
+		while (ct->ct_callers)
+			pthread_cond_wait(&ct->ct_idle, &ct->ct_lock);
 		pthread_mutex_unlock(&ct->ct_lock);
 	}
 	if (ct->ct_closeit && ct->ct_fd != -1)
@@ -530,7 +618,7 @@ clnt_rdma_create(int fd, const struct netbuf *raddr, const struct sockaddr *dst,
 		.nsend = CT_NSEND,
 		.send_buf_size = CT_SEND_BUF,
 		/* Per call: two binds and a Send, then two invalidations. */
-		.max_send_wr = CT_NSEND + 8 * CT_SLOTS,
+		.max_send_wr = CT_NSEND + 8 * CT_SLOTS_MAX,
 		.remote_inv = p->remote_inv,
 	};
 	struct sockaddr_storage local;
@@ -543,6 +631,10 @@ clnt_rdma_create(int fd, const struct netbuf *raddr, const struct sockaddr *dst,
 	if (!cl || !ct)
 		goto out_nomem;
 	pthread_mutex_init(&ct->ct_lock, NULL);
+	pthread_cond_init(&ct->ct_idle, NULL);
+	ct->ct_id = __atomic_add_fetch(&ct_ids, 1, __ATOMIC_RELAXED);
+	ct->ct_poll_us = p->poll_us;
+	ct->ct_nslots = CT_SLOTS;
 	ct->ct_fd = fd;
 	ct->ct_addr.buf = malloc(raddr->len);
 	if (!ct->ct_addr.buf)

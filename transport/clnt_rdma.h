@@ -22,6 +22,7 @@ struct clnt_rdma_params {
 	uint64_t write_chunk;		/* Write chunk offered, 0: none */
 	uint64_t max_pinned;		/* the process's budget, 0: default */
 	bool remote_inv;
+	unsigned int poll_us;		/* busy polling before a sleep */
 };
 
 /* What a connection negotiated, for the decision log and statistics. */

@@ -373,7 +373,6 @@ ct_send_call(struct ct_rdma *ct, unsigned int s, uint32_t xid, size_t len,
 	slot->state = SLOT_ACTIVE;
 	slot->xid = xid;
 	slot->recv_held = true;
-	ct->ct_outstanding++;
 	SHIM_STATS_ADD(ct->ct_stats, bytes_out, len);
 	if (long_call) {
 		SHIM_STATS_ADD(ct->ct_stats, long_out, 1);
@@ -503,7 +502,7 @@ static int
 ct_reply_payload(struct ct_rdma *ct, const struct ct_slot *slot,
 		 uint8_t **buf, uint32_t *len, uint32_t *ddp_len)
 {
-	const struct ct_reply *rep = &ct->ct_rep;
+	const struct ct_reply *rep = &slot->rep;
 	const struct rpcrdma_hdr *h = &rep->hdr;
 	const struct ct_plan *p = &slot->plan;
 	int64_t n;
@@ -563,11 +562,11 @@ ct_reply_msg(CLIENT *cl, struct ct_rdma *ct, const struct ct_slot *slot,
 			 "client: xid 0x%08x: %u octets of the result came in the Write chunk",
 			 xid, ddp_len);
 	SHIM_STATS_ADD(ct->ct_stats, bytes_in, plen + ddp_len);
-	if (ct->ct_rep.hdr.proc == RDMA_NOMSG || ddp_len)
+	if (slot->rep.hdr.proc == RDMA_NOMSG || ddp_len)
 		SHIM_STATS_ADD(ct->ct_stats, long_in, 1);
 	/* The lengths the server returned (s4.4.6), not the sizes offered. */
 	SHIM_STATS_ADD(ct->ct_stats, write_chunk_bytes, ddp_len);
-	if (ct->ct_rep.hdr.proc == RDMA_NOMSG)
+	if (slot->rep.hdr.proc == RDMA_NOMSG)
 		SHIM_STATS_ADD(ct->ct_stats, reply_chunk_bytes, plen);
 	return ct_decode_reply(cl, ct, &slot->plan, xid, payload, plen,
 			       ddp_len ? slot->ddpbuf->buf.addr : NULL, ddp_len,
@@ -602,7 +601,7 @@ static enum clnt_stat
 ct_reply_error(struct ct_rdma *ct, const struct ct_slot *slot, uint32_t xid,
 	       bool *refresh)
 {
-	const struct rpcrdma_hdr *h = &ct->ct_rep.hdr;
+	const struct rpcrdma_hdr *h = &slot->rep.hdr;
 	uint32_t seg = ct_plan_seg(&slot->plan);
 
 	SHIM_STATS_ADD(ct->ct_stats, rdma_errors, 1);
@@ -632,7 +631,7 @@ ct_reply_result(CLIENT *cl, struct ct_rdma *ct, const struct ct_slot *slot,
 		uint32_t xid, xdrproc_t xdr_results, void *results_ptr,
 		int *refreshes, bool *refresh)
 {
-	uint32_t proc = ct->ct_rep.hdr.proc;
+	uint32_t proc = slot->rep.hdr.proc;
 
 	*refresh = false;
 	switch (proc) {

@@ -30,35 +30,65 @@
 /* Windows and registrations                                           */
 /* ------------------------------------------------------------------ */
 
-int
-ct_windows_alloc(struct ct_rdma *ct)
+/* The windows of one slot, all or none. */
+static int
+slot_windows_alloc(struct ct_rdma *ct, struct ct_slot *slot)
 {
 	struct ibv_pd *pd = ep_dev(ct->ct_ep)->pd;
-	unsigned int s, w;
+	unsigned int w;
 
-	for (s = 0; s < CT_SLOTS; s++) {
-		for (w = 0; w < CT_NWIN; w++) {
-			struct ct_window *win = &ct->ct_slots[s].win[w];
+	for (w = 0; w < CT_NWIN; w++) {
+		struct ct_window *win = &slot->win[w];
 
-			win->mw = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
-			if (!win->mw)
-				goto out_dealloc;
-			win->rkey = win->mw->rkey;
-		}
+		win->mw = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+		if (!win->mw)
+			goto out_dealloc;
+		win->rkey = win->mw->rkey;
 	}
 	return 0;
 
 out_dealloc:
-	for (s = 0; s < CT_SLOTS; s++) {
-		for (w = 0; w < CT_NWIN; w++) {
-			struct ct_window *win = &ct->ct_slots[s].win[w];
+	for (w = 0; w < CT_NWIN; w++) {
+		if (slot->win[w].mw)
+			ibv_dealloc_mw(slot->win[w].mw);
+		slot->win[w].mw = NULL;
+	}
+	return -ENOMEM;
+}
 
-			if (win->mw)
-				ibv_dealloc_mw(win->mw);
-			win->mw = NULL;
+int
+ct_windows_alloc(struct ct_rdma *ct)
+{
+	unsigned int s, w;
+
+	for (s = 0; s < CT_SLOTS; s++)
+		if (slot_windows_alloc(ct, &ct->ct_slots[s]))
+			goto out_dealloc;
+	ct->ct_mw = true;
+	return 0;
+
+out_dealloc:
+	while (s--) {
+		for (w = 0; w < CT_NWIN; w++) {
+			ibv_dealloc_mw(ct->ct_slots[s].win[w].mw);
+			ct->ct_slots[s].win[w].mw = NULL;
 		}
 	}
 	return -ENOMEM;
+}
+
+int
+ct_slot_add(struct ct_rdma *ct)
+{
+	struct ct_slot *slot;
+
+	if (ct->ct_nslots == CT_SLOTS_MAX)
+		return -ENOSPC;
+	slot = &ct->ct_slots[ct->ct_nslots];
+	memset(slot, 0, sizeof(*slot));
+	if (ct->ct_mw && slot_windows_alloc(ct, slot))
+		return -ENOMEM;
+	return (int)ct->ct_nslots++;
 }
 
 /*
@@ -72,7 +102,7 @@ ct_slots_release(struct ct_rdma *ct)
 	struct rdma_dev *dev = ep_dev(ct->ct_ep);
 	unsigned int s, w;
 
-	for (s = 0; s < CT_SLOTS; s++) {
+	for (s = 0; s < ct->ct_nslots; s++) {
 		struct ct_slot *slot = &ct->ct_slots[s];
 
 		for (w = 0; w < CT_NWIN; w++) {
@@ -87,23 +117,26 @@ ct_slots_release(struct ct_rdma *ct)
 	}
 }
 
+void
+ct_slot_bufs_put(struct ct_rdma *ct, struct ct_slot *slot)
+{
+	struct rdma_dev *dev = ep_dev(ct->ct_ep);
+
+	rdma_pool_put(dev, slot->callbuf);
+	rdma_pool_put(dev, slot->replybuf);
+	rdma_pool_put(dev, slot->ddpbuf);
+	slot->callbuf = slot->replybuf = slot->ddpbuf = NULL;
+}
+
 /* A free slot's buffers go back to the pool: idle clients hold none. */
 void
 ct_slots_idle(struct ct_rdma *ct)
 {
-	struct rdma_dev *dev = ep_dev(ct->ct_ep);
 	unsigned int s;
 
-	for (s = 0; s < CT_SLOTS; s++) {
-		struct ct_slot *slot = &ct->ct_slots[s];
-
-		if (slot->state != SLOT_FREE)
-			continue;
-		rdma_pool_put(dev, slot->callbuf);
-		rdma_pool_put(dev, slot->replybuf);
-		rdma_pool_put(dev, slot->ddpbuf);
-		slot->callbuf = slot->replybuf = slot->ddpbuf = NULL;
-	}
+	for (s = 0; s < ct->ct_nslots; s++)
+		if (ct->ct_slots[s].state == SLOT_FREE)
+			ct_slot_bufs_put(ct, &ct->ct_slots[s]);
 }
 
 int
@@ -297,7 +330,7 @@ ct_remote_inv(struct ct_rdma *ct, uint32_t rkey)
 {
 	unsigned int s, w;
 
-	for (s = 0; s < CT_SLOTS; s++) {
+	for (s = 0; s < ct->ct_nslots; s++) {
 		for (w = 0; w < CT_NWIN; w++) {
 			struct ct_window *win = &ct->ct_slots[s].win[w];
 
@@ -346,9 +379,13 @@ ct_inv_done(struct ct_rdma *ct, const struct ibv_wc *wc)
 		slot->state = SLOT_FREE;
 }
 
-/* Fence what is still exposed; the slot is free once nothing is. */
+/*
+ * Fence what is still exposed.  An orphan's slot is free once nothing is
+ * (ct_inv_done); a call's own slot (keep) stays its call's until it
+ * returns: its reply is still to be read there.
+ */
 static int
-slot_fence(struct ct_rdma *ct, unsigned int s)
+slot_fence(struct ct_rdma *ct, unsigned int s, bool keep)
 {
 	struct ct_slot *slot = &ct->ct_slots[s];
 	unsigned int w;
@@ -359,23 +396,21 @@ slot_fence(struct ct_rdma *ct, unsigned int s)
 		if (ret)
 			return ret;
 	}
-	slot->state = ct_slot_exposed(slot) ? SLOT_FENCING : SLOT_FREE;
+	if (!keep)
+		slot->state = ct_slot_exposed(slot) ? SLOT_FENCING : SLOT_FREE;
 	return 0;
 }
 
 bool
 ct_fence_now(struct ct_rdma *ct, unsigned int s)
 {
-	if (slot_fence(ct, s) == 0 &&
-	    ct_wait_fenced(ct, s, ep_now_ms() + CT_FENCE_MS) == 0) {
-		ct->ct_slots[s].state = SLOT_FREE;
+	if (slot_fence(ct, s, true) == 0 &&
+	    ct_wait_fenced(ct, s, ep_now_ms() + CT_FENCE_MS) == 0)
 		return true;
-	}
 	shim_log(SHIM_LOG_WARN,
 		 "client: cannot invalidate a call's memory, closing the connection");
 	ep_set_dead(ct->ct_ep, EIO);
 	ep_disconnect(ct->ct_ep);
-	ct->ct_slots[s].state = SLOT_FREE;
 	ct_slot_recv_put(ct, &ct->ct_slots[s]);
 	return false;
 }
@@ -430,47 +465,47 @@ free_slot(const struct ct_rdma *ct)
 {
 	unsigned int s;
 
-	for (s = 0; s < CT_SLOTS; s++)
+	for (s = 0; s < ct->ct_nslots; s++)
 		if (ct->ct_slots[s].state == SLOT_FREE)
 			return (int)s;
 	return -ENOENT;
 }
 
-static bool
-any_fencing(const struct ct_rdma *ct)
+unsigned int
+ct_slots_in(const struct ct_rdma *ct, enum slot_state state)
 {
-	unsigned int s;
+	unsigned int s, n = 0;
 
-	for (s = 0; s < CT_SLOTS; s++)
-		if (ct->ct_slots[s].state == SLOT_FENCING)
-			return true;
-	return false;
+	for (s = 0; s < ct->ct_nslots; s++)
+		n += ct->ct_slots[s].state == state;
+	return n;
 }
 
-int
-ct_get_slot(struct ct_rdma *ct, int64_t deadline)
+/* Slots a call holds now, or whose invalidation is under way. */
+static unsigned int
+busy_slots(const struct ct_rdma *ct)
 {
-	unsigned int s, oldest = CT_SLOTS;
-	int found;
+	return ct_slots_in(ct, SLOT_CLAIMED) + ct_slots_in(ct, SLOT_ACTIVE) +
+	       ct_slots_in(ct, SLOT_FENCING);
+}
 
-	/* Invalidations already under way finish quickly. */
-	while ((found = free_slot(ct)) < 0) {
-		if (!any_fencing(ct) || ct_wait_slot(ct, deadline))
-			break;
-	}
-	if (found >= 0)
-		return found;
-	for (s = 0; s < CT_SLOTS; s++)
+/*
+ * Give up on the oldest timed-out call: its memory is revoked, and a
+ * reply the server still writes there fails on its side.  Its slot, or
+ * -ENOENT without orphans, -EIO when the connection had to go.
+ */
+static int
+revoke_oldest(struct ct_rdma *ct)
+{
+	unsigned int s, oldest = CT_SLOTS_MAX;
+
+	for (s = 0; s < ct->ct_nslots; s++)
 		if (ct->ct_slots[s].state == SLOT_ORPHAN &&
-		    (oldest == CT_SLOTS ||
+		    (oldest == CT_SLOTS_MAX ||
 		     ct->ct_slots[s].orphaned < ct->ct_slots[oldest].orphaned))
 			oldest = s;
-	if (oldest == CT_SLOTS)
-		return -EBUSY;
-	/*
-	 * Give up on the oldest timed-out call: its memory is revoked, and
-	 * a reply the server still writes there fails on its side.
-	 */
+	if (oldest == CT_SLOTS_MAX)
+		return -ENOENT;
 	if (slot_revoke(ct, oldest)) {
 		shim_log(SHIM_LOG_WARN,
 			 "client: cannot revoke a timed-out call's memory, closing the connection");
@@ -479,6 +514,44 @@ ct_get_slot(struct ct_rdma *ct, int64_t deadline)
 		return -EIO;
 	}
 	return (int)oldest;
+}
+
+/*
+ * A free slot, else a new one while fewer than CT_ORPHANS calls are
+ * orphans, else the oldest orphan's; when every slot is held by a call
+ * in flight (other threads'), or an invalidation under way, wait for one.
+ */
+int
+ct_get_slot(struct ct_rdma *ct, int64_t deadline)
+{
+	unsigned int orphans;
+	int s;
+
+	for (;;) {
+		orphans = ct_slots_in(ct, SLOT_ORPHAN);
+		s = free_slot(ct);
+		if (s < 0 && orphans < CT_ORPHANS)
+			s = ct_slot_add(ct);
+		if (s < 0 && orphans && (orphans >= CT_ORPHANS || !busy_slots(ct)))
+			s = revoke_oldest(ct);
+		if (s >= 0) {
+			ct->ct_slots[s].state = SLOT_CLAIMED;
+			ct->ct_slots[s].replied = false;
+			return s;
+		}
+		if (s == -EIO)
+			return s;
+		if (!busy_slots(ct))
+			return -EBUSY;
+		if (ct_wait_slot(ct, deadline))
+			return ep_dead(ct->ct_ep) ? -EIO : -ETIMEDOUT;
+	}
+}
+
+void
+ct_slot_unclaim(struct ct_rdma *ct, unsigned int s)
+{
+	ct->ct_slots[s].state = SLOT_FREE;
 }
 
 void
@@ -501,12 +574,12 @@ ct_orphan_replied(struct ct_rdma *ct, uint32_t xid)
 {
 	unsigned int s;
 
-	for (s = 0; s < CT_SLOTS; s++) {
+	for (s = 0; s < ct->ct_nslots; s++) {
 		struct ct_slot *slot = &ct->ct_slots[s];
 
 		if (slot->state == SLOT_ORPHAN && slot->xid == xid) {
 			ct_slot_recv_put(ct, slot);
-			if (slot_fence(ct, s))
+			if (slot_fence(ct, s, false))
 				ep_set_dead(ct->ct_ep, EIO);
 			return;
 		}

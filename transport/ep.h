@@ -226,6 +226,22 @@ void ep_hold(struct ep *ep, struct rdma_pbuf *pb);
 int ep_poll(struct ep *ep, struct ibv_wc *wc, int max);
 
 /*
+ * Poll without arming the completion channel: for busy polling before
+ * ep_poll() and a sleep.  Only the thread that would sleep on the
+ * endpoint calls it (its owner's poller); nothing but the CQs is touched.
+ */
+int ep_poll_busy(struct ep *ep, struct ibv_wc *wc, int max);
+
+/*
+ * A client endpoint: make its ep_wait() return (now, or at once when it
+ * is called next) although no completion came: another thread changed
+ * what its waiter waits for.  ep_interrupted() tells (once) a waiter
+ * that is busy polling instead; ep_wait() forgets it when it returns.
+ */
+void ep_interrupt(struct ep *ep);
+bool ep_interrupted(struct ep *ep);
+
+/*
  * Only the send side's completions (a server connection's own CQ for
  * them), without arming: for reaping another connection's finished Sends.
  */
@@ -245,7 +261,8 @@ int ep_wait(struct ep *ep, int64_t deadline);
  */
 bool ep_reap_send(struct ep *ep, const struct ibv_wc *wc);
 
-/* Milliseconds on the monotonic clock. */
+/* Milliseconds and microseconds on the monotonic clock. */
 int64_t ep_now_ms(void);
+int64_t ep_now_us(void);
 
 #endif

@@ -12,6 +12,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -31,6 +32,7 @@
 static bool key_unbind(uint32_t key);
 
 unsigned int recv_reserved, fake_connects;
+unsigned int fake_sleeps, fake_busy_polls;
 static struct ibv_context fake_ctx;
 static struct ibv_pd fake_pd = { .context = &fake_ctx };
 static struct rdma_dev fake_dev;
@@ -169,6 +171,8 @@ struct ep {
 	unsigned int sq_used;
 	struct ibv_wc cq[F_CQ];
 	unsigned int cq_head, cq_count;
+	int kicked;
+	pthread_mutex_t cq_lock;	/* the poller polls without ct_lock */
 };
 
 static uint32_t fake_send_max = 4096;
@@ -179,11 +183,12 @@ static void srv_on_call(struct ep *ep, const struct ibv_sge *sge, int nsge);
 static void
 cq_push(struct ep *ep, const struct ibv_wc *wc)
 {
-	if (ep->cq_count == F_CQ) {
+	pthread_mutex_lock(&ep->cq_lock);
+	if (ep->cq_count == F_CQ)
 		violations++;
-		return;
-	}
-	ep->cq[(ep->cq_head + ep->cq_count++) % F_CQ] = *wc;
+	else
+		ep->cq[(ep->cq_head + ep->cq_count++) % F_CQ] = *wc;
+	pthread_mutex_unlock(&ep->cq_lock);
 }
 
 int
@@ -195,6 +200,7 @@ ep_connect(const struct sockaddr *dst, const struct sockaddr *src,
 	unsigned int i;
 
 	fake_connects++;
+	pthread_mutex_init(&ep->cq_lock, NULL);
 	ep->attr = *attr;
 	ep->recv = calloc(attr->nrecv, attr->inline_recv);
 	ep->recv_posted = calloc(attr->nrecv, sizeof(bool));
@@ -315,16 +321,38 @@ ep_recv_unreserve(struct ep *ep, unsigned int n)
 	recv_reserved -= n;
 }
 
-/* Nothing signals: sleep as poll() on no descriptor would. */
+/*
+ * Nothing signals but ep_interrupt() and a completion another thread
+ * made (the scripted server answers as calls are posted): sleep in short
+ * steps, as poll() on the channel would until one of those.
+ */
 int
 ep_wait(struct ep *ep, int64_t deadline)
 {
-	int64_t left = deadline - ep_now_ms();
+	int64_t left;
 
-	if (left <= 0)
-		return -ETIMEDOUT;
-	(void)poll(NULL, 0, (int)left);
-	return 0;
+	fake_sleeps++;
+	for (;;) {
+		if (__atomic_exchange_n(&ep->kicked, 0, __ATOMIC_ACQ_REL) ||
+		    __atomic_load_n(&ep->cq_count, __ATOMIC_ACQUIRE))
+			return 0;
+		left = deadline - ep_now_ms();
+		if (left <= 0)
+			return -ETIMEDOUT;
+		(void)poll(NULL, 0, left < 2 ? (int)left : 2);
+	}
+}
+
+void
+ep_interrupt(struct ep *ep)
+{
+	__atomic_store_n(&ep->kicked, 1, __ATOMIC_RELEASE);
+}
+
+bool
+ep_interrupted(struct ep *ep)
+{
+	return __atomic_exchange_n(&ep->kicked, 0, __ATOMIC_ACQ_REL);
 }
 
 struct ibv_sge
@@ -415,12 +443,21 @@ ep_poll(struct ep *ep, struct ibv_wc *wc, int max)
 {
 	int n = 0;
 
+	pthread_mutex_lock(&ep->cq_lock);
 	while (n < max && ep->cq_count) {
 		wc[n++] = ep->cq[ep->cq_head];
 		ep->cq_head = (ep->cq_head + 1) % F_CQ;
 		ep->cq_count--;
 	}
+	pthread_mutex_unlock(&ep->cq_lock);
 	return n;
+}
+
+int
+ep_poll_busy(struct ep *ep, struct ibv_wc *wc, int max)
+{
+	fake_busy_polls++;
+	return ep_poll(ep, wc, max);
 }
 
 bool
@@ -449,6 +486,15 @@ ep_now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int64_t
+ep_now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
 /* ------------------------------------------------------------------ */

@@ -59,7 +59,7 @@ test_names(const char *man_path)
 		nkeys++;
 	while (env[nenv])
 		nenv++;
-	CHECK_EQ_U(nkeys, 17, "17 keys");
+	CHECK_EQ_U(nkeys, 18, "18 keys");
 	CHECK_EQ_U(nenv, nkeys + 1, "one variable per key plus the file");
 	CHECK_STR(env[0], "RPCRDMA_SHIM_CONFIG",
 		  "RPCRDMA_SHIM_CONFIG comes first");
@@ -230,6 +230,11 @@ static const struct ok_case ok_cases[] = {
 	{ "max_pinned = 1024G", FLD(max_pinned), 1ull << 40 },
 	{ "remote_invalidate = no", FLD(remote_invalidate), 0 },
 	{ "remote_invalidate = on", FLD(remote_invalidate), 1 },
+	{ "poll_us = 0", FLD(poll_us), 0 },
+	{ "poll_us = 250", FLD(poll_us), 250 },
+	{ "poll_us = 250us", FLD(poll_us), 250 },
+	{ "poll_us = 2ms", FLD(poll_us), 2000 },
+	{ "poll_us = 100000", FLD(poll_us), 100000 },
 	{ "no_placement = none", FLD(n_no_placement), 0 },
 	{ "no_placement = nfs", FLD(n_no_placement), 1 },
 	{ "no_placement = 100003, 0x20000099,7", FLD(n_no_placement), 3 },
@@ -423,12 +428,17 @@ static const struct bad_case bad_cases[] = {
 	{ "= 5", "1: = 5: missing the key before '='", FLD(nrules) },
 	{ "credit = 5", "1: credit = 5: unknown key (known: enable, mode, "
 	  "inline_send, inline_recv, credits, connect_timeout, negative_cache, "
-	  "max_reply, max_call, write_chunk, max_pinned, remote_invalidate, no_placement, "
+	  "max_reply, max_call, write_chunk, max_pinned, remote_invalidate, poll_us, "
+	  "no_placement, "
 	  "log_level, log, rule, port_map)", FLD(credits) },
 	{ "max_pinned = 1025G", "1: max_pinned = 1025G: must be 0 (from ulimit "
 	  "-l) or a size up to 1099511627776 (1024G) bytes", FLD(max_pinned) },
 	{ "write_chunk = 2G", "1: write_chunk = 2G: must be from 0 (none) to "
 	  "1073741824 (1G) bytes", FLD(write_chunk) },
+	{ "poll_us = 1s", "1: poll_us = 1s: must be from 0 to 100000 "
+	  "microseconds (optional suffix us or ms)", FLD(poll_us) },
+	{ "poll_us = 100001", "1: poll_us = 100001: must be from 0 to 100000 "
+	  "microseconds", FLD(poll_us) },
 };
 
 static void
