@@ -31,6 +31,38 @@
 
 static bool key_unbind(uint32_t key);
 
+/*
+ * The fake's state (keys, receives, the server's calls) is shared by the
+ * client's threads, each under its CLIENT's lock, and the test's own
+ * thread answering held calls: one lock around every entry point.
+ */
+static pthread_mutex_t fake_lock;
+static pthread_once_t fake_once = PTHREAD_ONCE_INIT;
+
+static void
+fake_lock_init(void)
+{
+	pthread_mutexattr_t a;
+
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
+	pthread_mutex_init(&fake_lock, &a);
+	pthread_mutexattr_destroy(&a);
+}
+
+static void
+lock(void)
+{
+	pthread_once(&fake_once, fake_lock_init);
+	pthread_mutex_lock(&fake_lock);
+}
+
+static void
+unlock(void)
+{
+	pthread_mutex_unlock(&fake_lock);
+}
+
 unsigned int recv_reserved, fake_connects;
 unsigned int fake_sleeps, fake_busy_polls;
 static struct ibv_context fake_ctx;
@@ -49,9 +81,11 @@ fake_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
 	mw->context = pd->context;
 	mw->pd = pd;
 	mw->type = type;
+	lock();
 	mw->rkey = next_mw_key;		/* the low octet is the tag */
 	next_mw_key += 0x100;
 	mws_alive++;
+	unlock();
 	return mw;
 }
 
@@ -59,8 +93,10 @@ fake_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
 static int
 fake_dealloc_mw(struct ibv_mw *mw)
 {
+	lock();
 	(void)key_unbind(mw->rkey);
 	mws_alive--;
+	unlock();
 	free(mw);
 	return 0;
 }
@@ -76,7 +112,7 @@ rdma_pool_get(struct rdma_dev *dev, size_t len)
 	pb->buf.addr = calloc(1, pb->buf.len);
 	pb->buf.mr = calloc(1, sizeof(*pb->buf.mr));
 	pb->buf.mr->lkey = 0x77;
-	pbufs_alive++;
+	__atomic_add_fetch(&pbufs_alive, 1, __ATOMIC_RELAXED);
 	return pb;
 }
 
@@ -98,7 +134,7 @@ rdma_pool_put(struct rdma_dev *dev, struct rdma_pbuf *pb)
 	free(pb->buf.addr);
 	free(pb->buf.mr);
 	free(pb);
-	pbufs_alive--;
+	__atomic_sub_fetch(&pbufs_alive, 1, __ATOMIC_RELAXED);
 }
 
 /* ------------------------------------------------------------------ */
@@ -289,9 +325,11 @@ ep_recv_buf(const struct ep *ep, uint32_t i)
 int
 ep_post_recv(struct ep *ep, uint32_t idx)
 {
+	lock();
 	if (ep->recv_posted[idx])
 		violations++;		/* posted twice */
 	ep->recv_posted[idx] = true;
+	unlock();
 	return 0;
 }
 
@@ -307,18 +345,22 @@ uint32_t ep_send_lkey(const struct ep *ep, uint32_t i) { return 0x55; }
 int
 ep_recv_reserve(struct ep *ep, int64_t deadline)
 {
+	lock();
 	ep->reserved++;
 	recv_reserved++;
+	unlock();
 	return 0;
 }
 
 void
 ep_recv_unreserve(struct ep *ep, unsigned int n)
 {
+	lock();
 	if (n > ep->reserved)
 		violations++;	/* more given back than taken */
 	ep->reserved -= n;
 	recv_reserved -= n;
+	unlock();
 }
 
 /*
@@ -405,6 +447,7 @@ ep_post_send(struct ep *ep, uint32_t idx, struct ibv_send_wr *pre,
 		return -ep->dead;
 	if (!ep_sq_room(ep, npre + 1))
 		return -EAGAIN;
+	lock();
 	for (i = 0; i < npre; i++)
 		if (pre[i].opcode == IBV_WR_BIND_MW)
 			key_bind(pre[i].bind_mw.rkey);
@@ -412,6 +455,7 @@ ep_post_send(struct ep *ep, uint32_t idx, struct ibv_send_wr *pre,
 	ep->send_nwr[idx] = (uint16_t)(npre + 1);
 	cq_push(ep, &wc);
 	srv_on_call(ep, sge, nsge);
+	unlock();
 	return 0;
 }
 
@@ -428,6 +472,7 @@ ep_post_one(struct ep *ep, struct ibv_send_wr *wr)
 	if (!ep_sq_room(ep, 1))
 		return -EAGAIN;
 	ep->sq_used++;
+	lock();
 	if (wr->opcode == IBV_WR_LOCAL_INV) {
 		if (!key_unbind(wr->invalidate_rkey))
 			violations++;	/* invalidated twice */
@@ -435,6 +480,7 @@ ep_post_one(struct ep *ep, struct ibv_send_wr *wr)
 			local_invs[nlocal_inv++] = wr->invalidate_rkey;
 	}
 	cq_push(ep, &wc);
+	unlock();
 	return 0;
 }
 
@@ -509,6 +555,9 @@ deliver(struct ep *ep, const uint8_t *msg, size_t len, uint32_t inv_rkey)
 	struct ibv_wc wc = { .status = IBV_WC_SUCCESS };
 	unsigned int i;
 
+	srv.answered++;
+	if (srv.inflight)
+		srv.inflight--;
 	for (i = 0; i < ep->attr.nrecv && !ep->recv_posted[i]; i++)
 		;
 	if (i == ep->attr.nrecv || len > ep->attr.inline_recv) {
@@ -551,9 +600,13 @@ srv_rpc_reply(uint32_t xid, uint32_t result, uint8_t *buf, size_t cap)
 	return XDR_GETPOS(&x);
 }
 
-/* An RDMA_MSG reply to a NULL call: header, then the RPC reply. */
+/*
+ * An RDMA_MSG reply: header, then the RPC reply, with result as its one
+ * unsigned result when has_result (F_PROC_ECHO), else none (NULL).
+ */
 static void
-srv_reply(struct ep *ep, uint32_t xid, uint32_t inv_rkey)
+srv_reply_result(struct ep *ep, uint32_t xid, uint32_t inv_rkey,
+		 bool has_result, uint32_t result)
 {
 	struct rpcrdma_hdr h;
 	uint8_t msg[512];
@@ -568,11 +621,23 @@ srv_reply(struct ep *ep, uint32_t xid, uint32_t inv_rkey)
 	n = rpcrdma_hdr_encode(msg, sizeof(msg), &h);
 	if (n > 0)
 		len = srv_rpc_reply(xid, 0, msg + n, sizeof(msg) - (size_t)n);
+	if (len && has_result) {
+		uint32_t be = htonl(result);
+
+		memcpy(msg + n + len, &be, sizeof(be));
+		len += sizeof(be);
+	}
 	if (!len) {
 		violations++;
 		return;
 	}
 	deliver(ep, msg, (size_t)n + len, inv_rkey);
+}
+
+static void
+srv_reply(struct ep *ep, uint32_t xid, uint32_t inv_rkey)
+{
+	srv_reply_result(ep, xid, inv_rkey, false, 0);
 }
 
 /*
@@ -658,10 +723,56 @@ srv_error(struct ep *ep, uint32_t xid, uint32_t err)
 void
 srv_answer_held(struct ep *ep)
 {
-	if (!srv.nheld)
-		return;
-	srv_reply(ep, srv.held[0], 0);
-	memmove(srv.held, srv.held + 1, --srv.nheld * sizeof(srv.held[0]));
+	lock();
+	if (srv.nheld) {
+		srv_reply(ep, srv.held[0], 0);
+		memmove(srv.held, srv.held + 1, --srv.nheld * sizeof(srv.held[0]));
+		memmove(srv.held_arg, srv.held_arg + 1, srv.nheld * sizeof(srv.held_arg[0]));
+	}
+	unlock();
+}
+
+/*
+ * The procedure of the call in sge (inline, after its transport header)
+ * and, for F_PROC_ECHO with AUTH_NONE, its argument.
+ */
+static uint32_t
+call_proc(const struct ibv_sge *sge, int nsge, uint32_t *arg)
+{
+	const uint8_t *rpc;
+	uint32_t w;
+
+	*arg = 0;
+	if (nsge < 2 || sge[1].length < 24)
+		return 0;
+	rpc = (const uint8_t *)(uintptr_t)sge[1].addr;
+	memcpy(&w, rpc + 20, sizeof(w));
+	if (ntohl(w) == F_PROC_ECHO && sge[1].length >= 44)
+		memcpy(arg, rpc + 40, sizeof(*arg)), *arg = ntohl(*arg);
+	return ntohl(w);
+}
+
+/* Batched: every call held is answered, the newest first. */
+static void
+srv_answer_batch(struct ep *ep)
+{
+	while (srv.nheld) {
+		srv.nheld--;
+		srv_reply_result(ep, srv.held[srv.nheld], 0, true,
+				 srv.held_arg[srv.nheld]);
+	}
+}
+
+unsigned int
+srv_answer_batch_now(struct ep *ep)
+{
+	unsigned int n;
+
+	lock();
+	n = srv.nheld;
+	srv_answer_batch(ep);
+	unlock();
+	return n;
 }
 
 /* The Reply chunk key of the oldest call held, or 0. */
@@ -681,7 +792,7 @@ srv_on_call(struct ep *ep, const struct ibv_sge *sge, int nsge)
 {
 	struct rpcrdma_hdr h;
 	unsigned int c = srv.calls;
-	uint32_t inv = 0;
+	uint32_t inv = 0, proc, arg;
 	uint8_t msg[64];
 
 	if (rpcrdma_hdr_decode((const void *)(uintptr_t)sge[0].addr,
@@ -690,12 +801,28 @@ srv_on_call(struct ep *ep, const struct ibv_sge *sge, int nsge)
 		return;
 	}
 	srv.calls++;
+	if (++srv.inflight > srv.max_inflight)
+		srv.max_inflight = srv.inflight;
 	srv.xid[c] = h.xid;
 	srv.reply_key[c] = h.has_reply ? h.reply[0].handle : 0;
 	srv.read_key[c] = h.nreads ? h.reads[0].target.handle : 0;
 	/* The Read chunk is pulled now: its memory must be reachable. */
 	if (h.nreads && !key_bound(h.reads[0].target.handle))
 		violations++;
+	proc = call_proc(sge, nsge, &arg);
+	if (proc == F_PROC_ECHO && srv.mode == SRV_REPLY) {
+		if (arg & F_NEVER)
+			return;
+		if (srv.batch > 1) {
+			srv.held_arg[srv.nheld] = arg;
+			srv.held[srv.nheld++] = h.xid;
+			if (srv.nheld >= srv.batch)
+				srv_answer_batch(ep);
+			return;
+		}
+		srv_reply_result(ep, h.xid, 0, true, arg);
+		return;
+	}
 	switch (srv.mode) {
 	case SRV_REPLY:
 		if (srv.inv == INV_REPLY_CHUNK)
