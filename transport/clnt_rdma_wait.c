@@ -37,16 +37,6 @@ struct ct_waiter {
 	struct ct_waiter *next;
 };
 
-static inline void
-cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield");
-#endif
-}
-
 /* The calling thread's condition variable, on the monotonic clock. */
 static pthread_cond_t *
 thread_cv(void)
@@ -126,7 +116,7 @@ spin(struct ct_rdma *ct, struct ibv_wc *wc, int64_t deadline, bool *kicked)
 		}
 		if (i % CT_SPIN_CLOCK == 0 && ep_now_us() >= until)
 			return 0;
-		cpu_relax();
+		ep_relax();
 	}
 }
 

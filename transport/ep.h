@@ -261,6 +261,17 @@ int ep_wait(struct ep *ep, int64_t deadline);
  */
 bool ep_reap_send(struct ep *ep, const struct ibv_wc *wc);
 
+/* In a busy-polling loop: let the other hardware thread of the core run. */
+static inline void
+ep_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield");
+#endif
+}
+
 /* Milliseconds and microseconds on the monotonic clock. */
 int64_t ep_now_ms(void);
 int64_t ep_now_us(void);

@@ -173,11 +173,16 @@ static enum xprt_stat
 sc_stat(SVCXPRT *xprt)
 {
 	struct svc_rdma_conn *sc = sc_of(xprt);
+	bool served;
 
 	if (sc_parents(xprt))
 		return XPRT_DIED;
 	/* The dispatch of the previous call is over, replied or not. */
+	served = sc->in_call;
 	sc_call_done(sc);
+	/* Its client's next call may be a round trip away: poll for it. */
+	if (served && !sc->rq_count && !ep_dead(sc->ep))
+		(void)sc_poll_next(sc);
 	if (ep_dead(sc->ep))
 		return XPRT_DIED;
 	return sc->rq_count ? XPRT_MOREREQS : XPRT_IDLE;

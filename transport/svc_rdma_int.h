@@ -85,6 +85,9 @@ struct svc_rdma_conn {
 	/* RFC 8166 s4.3.1: calls granted, receives reserved for them. */
 	unsigned int credits;
 
+	/* Calls in a row found by polling (svc_rdma_poll.c). */
+	unsigned int poll_streak;
+
 	/* Completed receives not yet served: ring of credits entries. */
 	uint32_t *rq_idx;
 	uint32_t *rq_len;
@@ -170,6 +173,20 @@ void sc_call_done(struct svc_rdma_conn *sc);
 
 /* Take every completion available: receives are queued, sends reaped. */
 void sc_drain(struct svc_rdma_conn *sc);
+/* Handle n completions polled from the connection's CQs (sc_drain's). */
+void sc_completions(struct svc_rdma_conn *sc, const struct ibv_wc *wc, int n);
+
+/* ------------------------------------------------------------------ */
+/* Polling for the next call (svc_rdma_poll.c)                         */
+/* ------------------------------------------------------------------ */
+
+/*
+ * After a call was served: poll the connection's CQs for the client's
+ * next call, for up to poll_us, unless the program's other descriptors
+ * are ready or the connection has had its turn.  True when a call came
+ * (in the ring).
+ */
+bool sc_poll_next(struct svc_rdma_conn *sc);
 /* Reap the finished Sends of the listener's other connections. */
 void sc_reap_others(struct svc_rdma_conn *sc);
 /* A pool buffer, reaping finished Sends first when the budget is short. */

@@ -72,7 +72,7 @@ sc_drain(struct svc_rdma_conn *sc)
 {
 	struct ep *ep = sc->ep;
 	struct ibv_wc wc[SC_POLL_BATCH];
-	int n, k;
+	int n;
 
 	do {
 		n = ep_poll(ep, wc, SC_POLL_BATCH);
@@ -80,24 +80,33 @@ sc_drain(struct svc_rdma_conn *sc)
 			ep_set_dead(ep, EIO);
 			return;
 		}
-		for (k = 0; k < n; k++) {
-			if (EP_WRID_KIND(wc[k].wr_id) != EP_WR_RECV) {
-				sc_send_done(sc, &wc[k]);
-				continue;
-			}
-			if (wc[k].status != IBV_WC_SUCCESS) {
-				if (wc[k].status != IBV_WC_WR_FLUSH_ERR)
-					shim_log(SHIM_LOG_WARN,
-						 "server: receive failed: %s",
-						 ibv_wc_status_str(wc[k].status));
-				ep_set_dead(ep, ECONNRESET);
-				/* The buffer is the shared queue's again. */
-				(void)ep_post_recv(ep, EP_WRID_IDX(wc[k].wr_id));
-				continue;
-			}
-			rq_push(sc, EP_WRID_IDX(wc[k].wr_id), wc[k].byte_len);
-		}
+		sc_completions(sc, wc, n);
 	} while (n > 0);
+}
+
+void
+sc_completions(struct svc_rdma_conn *sc, const struct ibv_wc *wc, int n)
+{
+	struct ep *ep = sc->ep;
+	int k;
+
+	for (k = 0; k < n; k++) {
+		if (EP_WRID_KIND(wc[k].wr_id) != EP_WR_RECV) {
+			sc_send_done(sc, &wc[k]);
+			continue;
+		}
+		if (wc[k].status != IBV_WC_SUCCESS) {
+			if (wc[k].status != IBV_WC_WR_FLUSH_ERR)
+				shim_log(SHIM_LOG_WARN,
+					 "server: receive failed: %s",
+					 ibv_wc_status_str(wc[k].status));
+			ep_set_dead(ep, ECONNRESET);
+			/* The buffer is the shared queue's again. */
+			(void)ep_post_recv(ep, EP_WRID_IDX(wc[k].wr_id));
+			continue;
+		}
+		rq_push(sc, EP_WRID_IDX(wc[k].wr_id), wc[k].byte_len);
+	}
 }
 
 void
