@@ -178,7 +178,8 @@ sc_stat(SVCXPRT *xprt)
 	if (sc_parents(xprt))
 		return XPRT_DIED;
 	/* The dispatch of the previous call is over, replied or not. */
-	served = sc->in_call;
+	served = sc->took_call;
+	sc->took_call = false;
 	sc_call_done(sc);
 	/* Its client's next call may be a round trip away: poll for it. */
 	if (served && !sc->rq_count && !ep_dead(sc->ep))

@@ -87,6 +87,7 @@ struct svc_rdma_conn {
 
 	/* Calls in a row found by polling (svc_rdma_poll.c). */
 	unsigned int poll_streak;
+	bool took_call;			/* xp_recv gave a call since xp_stat */
 
 	/* Completed receives not yet served: ring of credits entries. */
 	uint32_t *rq_idx;

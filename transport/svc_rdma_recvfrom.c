@@ -316,6 +316,7 @@ sc_recv(SVCXPRT *xprt, struct rpc_msg *msg)
 		}
 		sc->xid = msg->rm_xid;
 		sc->in_call = true;
+		sc->took_call = true;
 		/* What the Upper Layer Binding says of it (xp_reply's placement). */
 		(void)ulb_parse_call(call, clen, &sc->ulb);
 		SHIM_STATS_ADD(sc->stats, calls, 1);
