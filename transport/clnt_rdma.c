@@ -228,7 +228,13 @@ ct_call_once(CLIENT *cl, struct ct_rdma *ct, rpcproc_t proc,
 	}
 	if (ret)
 		goto out_unclaim;
-	ret = ct_send_call(ct, (unsigned int)s, x_id, len, deadline);
+	while ((ret = ct_send_call(ct, (unsigned int)s, x_id, len,
+				   deadline)) == -ENOBUFS) {
+		if (ct_wait_returned(ct, deadline)) {
+			ret = -ETIMEDOUT;
+			break;
+		}
+	}
 	if (ret == -ENOMEM)
 		ct_log_memory("a call's receive and header", 0);
 	if (ret) {

@@ -289,7 +289,9 @@ int ct_encode_call(CLIENT *cl, struct ct_rdma *ct, struct ct_slot *slot,
  * Reserve the reply's receive, expose the slot's memory and send its call
  * of len octets as xid.  Returns 0, -ETIMEDOUT when no room came free by
  * the deadline, -ENOMEM when no receive or send buffer could be
- * registered, or another negative errno.
+ * registered, -ENOBUFS when the receive would have to wait for those of
+ * other calls of this CLIENT (wait for one to return, then again), or
+ * another negative errno.
  */
 int ct_send_call(struct ct_rdma *ct, unsigned int s, uint32_t xid,
 		 size_t len, int64_t deadline);

@@ -331,12 +331,18 @@ ct_send_call(struct ct_rdma *ct, unsigned int s, uint32_t xid, size_t len,
 	struct ibv_sge sge[2];
 	ssize_t hdrlen;
 	int nbinds, sidx, ret;
+	bool busy;
 
 	slot->plan.read_len = long_call ? len : 0;
-	/* s4.3.1: the reply will find a posted receive. */
-	ret = ep_recv_reserve(ep, deadline);
+	/*
+	 * s4.3.1: the reply will find a posted receive.  Not waiting for one
+	 * under ct_lock while other calls of this CLIENT hold theirs: they
+	 * give them back only once they have the lock.
+	 */
+	busy = ct_slots_in(ct, SLOT_ACTIVE) != 0;
+	ret = ep_recv_reserve(ep, busy ? 0 : deadline);
 	if (ret)
-		return ret;
+		return busy && ret == -ETIMEDOUT ? -ENOBUFS : ret;
 	nbinds = ct_expose_call(ct, s, long_call, len, binds);
 	sidx = nbinds < 0 ? nbinds : ct_get_send(ct, deadline);
 	if (sidx < 0) {
