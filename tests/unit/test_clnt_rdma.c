@@ -565,7 +565,7 @@ test_parents_client(void)
 struct caller {
 	CLIENT *cl;
 	enum clnt_stat st;
-	volatile bool returned;
+	bool returned;		/* atomic */
 };
 
 static void *
@@ -574,7 +574,7 @@ caller_run(void *arg)
 	struct caller *c = arg;
 
 	c->st = null_call(c->cl, 300);
-	c->returned = true;
+	__atomic_store_n(&c->returned, true, __ATOMIC_RELEASE);
 	return NULL;
 }
 
@@ -591,10 +591,11 @@ test_destroy_waits(void)
 	srv.credits = 4;
 	srv.mode = SRV_HOLD;
 	CHECK(pthread_create(&t, NULL, caller_run, &c) == 0, "a caller thread");
-	while (srv.calls == 0)
+	while (fake_read(&srv.calls) == 0)
 		(void)poll(NULL, 0, 1);
 	clnt_destroy(c.cl);
-	CHECK(c.returned, "clnt_destroy returned after the call in progress");
+	CHECK(__atomic_load_n(&c.returned, __ATOMIC_ACQUIRE),
+	      "clnt_destroy returned after the call in progress");
 	pthread_join(t, NULL);
 	CHECK_EQ_U(c.st, RPC_TIMEDOUT, "which timed out as usual");
 	CHECK_EQ_U(mws_alive + pbufs_alive, 0, "nothing left");
@@ -631,7 +632,7 @@ struct echoer {
 	const struct echoer *other;
 	bool other_waiting;	/* other had not returned when we were done */
 	bool no_geterr;		/* the CLIENT may be gone after the call */
-	volatile bool returned;
+	bool returned;		/* atomic */
 };
 
 static void *
@@ -655,8 +656,9 @@ echo_run(void *arg)
 		else if (e->last == RPC_SUCCESS)
 			e->wrong++;
 	}
-	e->other_waiting = e->other && !e->other->returned;
-	e->returned = true;
+	e->other_waiting = e->other &&
+			   !__atomic_load_n(&e->other->returned, __ATOMIC_ACQUIRE);
+	__atomic_store_n(&e->returned, true, __ATOMIC_RELEASE);
 	return NULL;
 }
 
@@ -721,7 +723,7 @@ test_concurrent_credits(void)
 {
 	CLIENT *cl = make_client(8, 4096);
 	struct echoer e[8];
-	unsigned int i, ok = 0, held = 0, done;
+	unsigned int i, ok = 0, held = 0, done, now;
 
 	srv.credits = 3;
 	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "a call granting three credits");
@@ -737,11 +739,12 @@ test_concurrent_credits(void)
 	do {
 		(void)poll(NULL, 0, 20);
 		for (i = 0, done = 0; i < 8; i++)
-			done += e[i].returned;
+			done += __atomic_load_n(&e[i].returned, __ATOMIC_ACQUIRE);
 		/* Held as long as 20 ms ago: fewer callers than the batch. */
-		if (srv.nheld && srv.nheld == held)
+		now = fake_read(&srv.nheld);
+		if (now && now == held)
 			(void)srv_answer_batch_now(ct_of(cl)->ct_ep);
-		held = srv.nheld;
+		held = now;
 	} while (done < 8);
 	for (i = 0; i < 8; i++) {
 		pthread_join(e[i].thread, NULL);
@@ -803,7 +806,7 @@ test_destroy_waits_all(void)
 		CHECK(pthread_create(&e[i].thread, NULL, echo_run, &e[i]) == 0,
 		      "caller %u", i);
 	}
-	while (srv.calls < calls + 4)
+	while (fake_read(&srv.calls) < calls + 4)
 		(void)poll(NULL, 0, 1);
 	clnt_destroy(cl);
 	/* A lower bound: the callers leave at their deadline, not before. */
