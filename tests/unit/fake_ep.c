@@ -7,7 +7,8 @@
  * the client's window binds, revoked by a local or a remote invalidation)
  * and counts as a violation every invalidation of a key that is not bound
  * (rxe would crash on one), every Read of memory not exposed and every
- * message the server would send beyond the receives posted.
+ * message the server would send beyond the receives posted.  The scripted
+ * server itself is in fake_srv.c.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -20,48 +21,45 @@
 #include <rpc/rpc.h>
 
 #include "fake_ep.h"
+#include "fake_ep_int.h"
 #include "rpcrdma_xdr.h"
 #include "xdr_grow.h"
-
-#define F_CQ 256
-
-/* ------------------------------------------------------------------ */
-/* The device: memory windows through the context's ops, a plain pool  */
-/* ------------------------------------------------------------------ */
-
-static bool key_unbind(uint32_t key);
 
 /*
  * The fake's state (keys, receives, the server's calls) is shared by the
  * client's threads, each under its CLIENT's lock, and the test's own
  * thread answering held calls: one lock around every entry point.
  */
-static pthread_mutex_t fake_lock;
-static pthread_once_t fake_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t state_lock;
+static pthread_once_t state_once = PTHREAD_ONCE_INIT;
 
 static void
-fake_lock_init(void)
+state_lock_init(void)
 {
 	pthread_mutexattr_t a;
 
 	pthread_mutexattr_init(&a);
 	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
-	pthread_mutex_init(&fake_lock, &a);
+	pthread_mutex_init(&state_lock, &a);
 	pthread_mutexattr_destroy(&a);
 }
 
-static void
-lock(void)
+void
+fake_lock(void)
 {
-	pthread_once(&fake_once, fake_lock_init);
-	pthread_mutex_lock(&fake_lock);
+	pthread_once(&state_once, state_lock_init);
+	pthread_mutex_lock(&state_lock);
 }
 
-static void
-unlock(void)
+void
+fake_unlock(void)
 {
-	pthread_mutex_unlock(&fake_lock);
+	pthread_mutex_unlock(&state_lock);
 }
+
+/* ------------------------------------------------------------------ */
+/* The device: memory windows through the context's ops, a plain pool  */
+/* ------------------------------------------------------------------ */
 
 unsigned int recv_reserved, fake_connects;
 unsigned int fake_sleeps, fake_busy_polls;
@@ -81,11 +79,11 @@ fake_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
 	mw->context = pd->context;
 	mw->pd = pd;
 	mw->type = type;
-	lock();
+	fake_lock();
 	mw->rkey = next_mw_key;		/* the low octet is the tag */
 	next_mw_key += 0x100;
 	mws_alive++;
-	unlock();
+	fake_unlock();
 	return mw;
 }
 
@@ -93,10 +91,10 @@ fake_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
 static int
 fake_dealloc_mw(struct ibv_mw *mw)
 {
-	lock();
+	fake_lock();
 	(void)key_unbind(mw->rkey);
 	mws_alive--;
-	unlock();
+	fake_unlock();
 	free(mw);
 	return 0;
 }
@@ -164,7 +162,7 @@ key_bound(uint32_t key)
 	return key_index(bound, nbound, key) < nbound;
 }
 
-static void
+void
 key_bind(uint32_t key)
 {
 	if (!key_bound(key) && nbound < F_KEYS)
@@ -172,7 +170,7 @@ key_bind(uint32_t key)
 }
 
 /* False when the key was not bound. */
-static bool
+bool
 key_unbind(uint32_t key)
 {
 	unsigned int i = key_index(bound, nbound, key);
@@ -193,30 +191,11 @@ was_invalidated_locally(uint32_t key)
 /* The endpoint                                                        */
 /* ------------------------------------------------------------------ */
 
-struct ep {
-	struct ep_attr attr;
-	unsigned int reserved;	/* receives reserved (ep_recv_reserve) */
-	int dead;
-	bool disconnected;
-	uint8_t *recv;
-	bool *recv_posted;
-	uint8_t *send;
-	uint32_t *send_free;
-	unsigned int nsend_free;
-	uint16_t *send_nwr;
-	unsigned int sq_used;
-	struct ibv_wc cq[F_CQ];
-	unsigned int cq_head, cq_count;
-	int kicked;
-	pthread_mutex_t cq_lock;	/* the poller polls without ct_lock */
-};
 
 static uint32_t fake_send_max = 4096;
 struct sockaddr_in fake_addr = { .sin_family = AF_INET };
 
-static void srv_on_call(struct ep *ep, const struct ibv_sge *sge, int nsge);
-
-static void
+void
 cq_push(struct ep *ep, const struct ibv_wc *wc)
 {
 	pthread_mutex_lock(&ep->cq_lock);
@@ -327,11 +306,11 @@ ep_recv_buf(const struct ep *ep, uint32_t i)
 int
 ep_post_recv(struct ep *ep, uint32_t idx)
 {
-	lock();
+	fake_lock();
 	if (ep->recv_posted[idx])
 		violations++;		/* posted twice */
 	ep->recv_posted[idx] = true;
-	unlock();
+	fake_unlock();
 	return 0;
 }
 
@@ -347,22 +326,22 @@ uint32_t ep_send_lkey(const struct ep *ep, uint32_t i) { return 0x55; }
 int
 ep_recv_reserve(struct ep *ep, int64_t deadline)
 {
-	lock();
+	fake_lock();
 	ep->reserved++;
 	recv_reserved++;
-	unlock();
+	fake_unlock();
 	return 0;
 }
 
 void
 ep_recv_unreserve(struct ep *ep, unsigned int n)
 {
-	lock();
+	fake_lock();
 	if (n > ep->reserved)
 		violations++;	/* more given back than taken */
 	ep->reserved -= n;
 	recv_reserved -= n;
-	unlock();
+	fake_unlock();
 }
 
 /*
@@ -449,7 +428,7 @@ ep_post_send(struct ep *ep, uint32_t idx, struct ibv_send_wr *pre,
 		return -ep->dead;
 	if (!ep_sq_room(ep, npre + 1))
 		return -EAGAIN;
-	lock();
+	fake_lock();
 	for (i = 0; i < npre; i++)
 		if (pre[i].opcode == IBV_WR_BIND_MW)
 			key_bind(pre[i].bind_mw.rkey);
@@ -457,7 +436,7 @@ ep_post_send(struct ep *ep, uint32_t idx, struct ibv_send_wr *pre,
 	ep->send_nwr[idx] = (uint16_t)(npre + 1);
 	cq_push(ep, &wc);
 	srv_on_call(ep, sge, nsge);
-	unlock();
+	fake_unlock();
 	return 0;
 }
 
@@ -474,7 +453,7 @@ ep_post_one(struct ep *ep, struct ibv_send_wr *wr)
 	if (!ep_sq_room(ep, 1))
 		return -EAGAIN;
 	ep->sq_used++;
-	lock();
+	fake_lock();
 	if (wr->opcode == IBV_WR_LOCAL_INV) {
 		if (!key_unbind(wr->invalidate_rkey))
 			violations++;	/* invalidated twice */
@@ -482,7 +461,7 @@ ep_post_one(struct ep *ep, struct ibv_send_wr *wr)
 			local_invs[nlocal_inv++] = wr->invalidate_rkey;
 	}
 	cq_push(ep, &wc);
-	unlock();
+	fake_unlock();
 	return 0;
 }
 
@@ -543,333 +522,6 @@ ep_now_us(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
-/* ------------------------------------------------------------------ */
-/* The scripted server                                                 */
-/* ------------------------------------------------------------------ */
-
-struct fake_server srv;
-
-static void
-deliver(struct ep *ep, const uint8_t *msg, size_t len, uint32_t inv_rkey)
-{
-	struct ibv_wc wc = { .status = IBV_WC_SUCCESS };
-	unsigned int i;
-
-	srv.answered++;
-	if (srv.inflight)
-		srv.inflight--;
-	for (i = 0; i < ep->attr.nrecv && !ep->recv_posted[i]; i++)
-		;
-	if (i == ep->attr.nrecv || len > ep->attr.inline_recv) {
-		violations++;		/* receiver not ready: RNR */
-		return;
-	}
-	memcpy(ep_recv_buf(ep, i), msg, len);
-	ep->recv_posted[i] = false;
-	wc.wr_id = EP_WRID(EP_WR_RECV, i);
-	wc.byte_len = (uint32_t)len;
-	if (inv_rkey) {
-		(void)key_unbind(inv_rkey);
-		wc.wc_flags = IBV_WC_WITH_INV;
-		wc.invalidated_rkey = inv_rkey;
-	}
-	cq_push(ep, &wc);
-}
-
-/*
- * An accepted RPC reply to xid into buf, its octets or 0.  With result,
- * an opaque result of that many octets moved to a Write chunk: only its
- * length stays in the reply (RFC 8166 s4.4.6).
- */
-static size_t
-srv_rpc_reply(uint32_t xid, uint32_t result, uint8_t *buf, size_t cap)
-{
-	struct rpc_msg m;
-	XDR x;
-
-	memset(&m, 0, sizeof(m));
-	m.rm_xid = xid;
-	m.rm_direction = REPLY;
-	m.rm_reply.rp_stat = MSG_ACCEPTED;
-	m.acpted_rply.ar_verf = _null_auth;
-	m.acpted_rply.ar_stat = SUCCESS;
-	m.acpted_rply.ar_results.proc = XDRPROC(xdr_void);
-	xdrmem_create(&x, (char *)buf, (u_int)cap, XDR_ENCODE);
-	if (!xdr_replymsg(&x, &m) || (result && !xdr_u_int32_t(&x, &result)))
-		return 0;
-	return XDR_GETPOS(&x);
-}
-
-/*
- * An RDMA_MSG reply: header, then the RPC reply, with result as its one
- * unsigned result when has_result (F_PROC_ECHO), else none (NULL).
- */
-static void
-srv_reply_result(struct ep *ep, uint32_t xid, uint32_t inv_rkey,
-		 bool has_result, uint32_t result)
-{
-	struct rpcrdma_hdr h;
-	uint8_t msg[512];
-	size_t len = 0;
-	ssize_t n;
-
-	memset(&h, 0, sizeof(h));
-	h.xid = xid;
-	h.vers = RPCRDMA1_VERSION;
-	h.credits = srv.credits;
-	h.proc = RDMA_MSG;
-	n = rpcrdma_hdr_encode(msg, sizeof(msg), &h);
-	if (n > 0)
-		len = srv_rpc_reply(xid, 0, msg + n, sizeof(msg) - (size_t)n);
-	if (len && has_result) {
-		uint32_t be = htonl(result);
-
-		memcpy(msg + n + len, &be, sizeof(be));
-		len += sizeof(be);
-	}
-	if (!len) {
-		violations++;
-		return;
-	}
-	deliver(ep, msg, (size_t)n + len, inv_rkey);
-}
-
-static void
-srv_reply(struct ep *ep, uint32_t xid, uint32_t inv_rkey)
-{
-	srv_reply_result(ep, xid, inv_rkey, false, 0);
-}
-
-/*
- * "RDMA Write" len octets to a segment the client exposed, which must be
- * reachable and large enough; false (a violation) otherwise.
- */
-static bool
-srv_write(const struct rpcrdma_segment *seg, const void *data, uint32_t len)
-{
-	if (!key_bound(seg->handle) || seg->length < len) {
-		violations++;
-		return false;
-	}
-	memcpy((void *)(uintptr_t)seg->offset, data, len);
-	return true;
-}
-
-/*
- * A reply through the call's chunks (s4.4.6, s4.5.3): srv.write_result
- * octets written into its first Write chunk, and with srv.reply_chunk
- * the RPC reply written into its Reply chunk (RDMA_NOMSG); each segment
- * returned with the octets written, as a responder does.
- */
-static void
-srv_reply_chunks(struct ep *ep, const struct rpcrdma_hdr *call,
-		 uint32_t inv_rkey)
-{
-	static uint8_t result[1 << 16];
-	struct rpcrdma_hdr h;
-	uint8_t msg[512], rpc[256];
-	size_t len;
-	ssize_t n;
-
-	memset(&h, 0, sizeof(h));
-	h.xid = call->xid;
-	h.vers = RPCRDMA1_VERSION;
-	h.credits = srv.credits;
-	h.proc = srv.reply_chunk ? RDMA_NOMSG : RDMA_MSG;
-	len = srv_rpc_reply(call->xid, srv.write_result, rpc, sizeof(rpc));
-	if (srv.write_result) {
-		memset(result, 0xab, sizeof(result));
-		if (!call->nwrites || srv.write_result > sizeof(result) ||
-		    !srv_write(&call->wsegs[0], result, srv.write_result))
-			goto out_violation;
-		h.nwrites = 1;
-		h.writes[0].nsegs = 1;
-		h.nwsegs = 1;
-		h.wsegs[0] = call->wsegs[0];
-		h.wsegs[0].length = srv.write_result;
-	}
-	if (srv.reply_chunk) {
-		if (!call->has_reply || !srv_write(&call->reply[0], rpc, (uint32_t)len))
-			goto out_violation;
-		h.has_reply = true;
-		h.nreply = 1;
-		h.reply[0] = call->reply[0];
-		h.reply[0].length = (uint32_t)len;
-	}
-	n = rpcrdma_hdr_encode(msg, sizeof(msg), &h);
-	if (!len || n < 0 || (size_t)n + len > sizeof(msg))
-		goto out_violation;
-	if (!srv.reply_chunk) {
-		memcpy(msg + n, rpc, len);
-		n += (ssize_t)len;
-	}
-	deliver(ep, msg, (size_t)n, inv_rkey);
-	return;
-out_violation:
-	violations++;
-}
-
-static void
-srv_error(struct ep *ep, uint32_t xid, uint32_t err)
-{
-	uint8_t msg[64];
-	ssize_t n = rpcrdma_encode_error(msg, sizeof(msg), xid, RPCRDMA1_VERSION,
-					 srv.credits, err);
-
-	if (n > 0)
-		deliver(ep, msg, (size_t)n, 0);
-}
-
-void
-srv_answer_held(struct ep *ep)
-{
-	lock();
-	if (srv.nheld) {
-		srv_reply(ep, srv.held[0], 0);
-		memmove(srv.held, srv.held + 1, --srv.nheld * sizeof(srv.held[0]));
-		memmove(srv.held_arg, srv.held_arg + 1, srv.nheld * sizeof(srv.held_arg[0]));
-	}
-	unlock();
-}
-
-/*
- * The procedure of the call in sge (inline, after its transport header)
- * and, for F_PROC_ECHO with AUTH_NONE, its argument.
- */
-static uint32_t
-call_proc(const struct ibv_sge *sge, int nsge, uint32_t *arg)
-{
-	const uint8_t *rpc;
-	uint32_t w;
-
-	*arg = 0;
-	if (nsge < 2 || sge[1].length < 24)
-		return 0;
-	rpc = (const uint8_t *)(uintptr_t)sge[1].addr;
-	memcpy(&w, rpc + 20, sizeof(w));
-	if (ntohl(w) == F_PROC_ECHO && sge[1].length >= 44)
-		memcpy(arg, rpc + 40, sizeof(*arg)), *arg = ntohl(*arg);
-	return ntohl(w);
-}
-
-/* Batched: every call held is answered, the newest first. */
-static void
-srv_answer_batch(struct ep *ep)
-{
-	while (srv.nheld) {
-		srv.nheld--;
-		srv_reply_result(ep, srv.held[srv.nheld], 0, true,
-				 srv.held_arg[srv.nheld]);
-	}
-}
-
-unsigned int
-fake_read(const unsigned int *v)
-{
-	unsigned int n;
-
-	lock();
-	n = *v;
-	unlock();
-	return n;
-}
-
-unsigned int
-srv_answer_batch_now(struct ep *ep)
-{
-	unsigned int n;
-
-	lock();
-	n = srv.nheld;
-	srv_answer_batch(ep);
-	unlock();
-	return n;
-}
-
-/* The Reply chunk key of the oldest call held, or 0. */
-static uint32_t
-held_reply_key(void)
-{
-	unsigned int c;
-
-	for (c = 0; c < srv.calls; c++)
-		if (srv.xid[c] == srv.held[0])
-			return srv.reply_key[c];
-	return 0;
-}
-
-static void
-srv_on_call(struct ep *ep, const struct ibv_sge *sge, int nsge)
-{
-	struct rpcrdma_hdr h;
-	unsigned int c = srv.calls;
-	uint32_t inv = 0, proc, arg;
-	uint8_t msg[64];
-
-	if (rpcrdma_hdr_decode((const void *)(uintptr_t)sge[0].addr,
-			       sge[0].length, &h) || c == F_CALLS) {
-		violations++;
-		return;
-	}
-	srv.calls++;
-	if (++srv.inflight > srv.max_inflight)
-		srv.max_inflight = srv.inflight;
-	srv.xid[c] = h.xid;
-	srv.reply_key[c] = h.has_reply ? h.reply[0].handle : 0;
-	srv.read_key[c] = h.nreads ? h.reads[0].target.handle : 0;
-	/* The Read chunk is pulled now: its memory must be reachable. */
-	if (h.nreads && !key_bound(h.reads[0].target.handle))
-		violations++;
-	proc = call_proc(sge, nsge, &arg);
-	if (proc == F_PROC_ECHO && srv.mode == SRV_REPLY) {
-		if (arg & F_NEVER)
-			return;
-		if (srv.batch > 1) {
-			srv.held_arg[srv.nheld] = arg;
-			srv.held[srv.nheld++] = h.xid;
-			if (srv.nheld >= srv.batch)
-				srv_answer_batch(ep);
-			return;
-		}
-		srv_reply_result(ep, h.xid, 0, true, arg);
-		return;
-	}
-	switch (srv.mode) {
-	case SRV_REPLY:
-		if (srv.inv == INV_REPLY_CHUNK)
-			inv = srv.reply_key[c];
-		else if (srv.inv == INV_FOREIGN)
-			inv = 0xdead0001;
-		else if (srv.inv == INV_HELD && srv.nheld)
-			inv = held_reply_key();
-		if (srv.reply_chunk || srv.write_result)
-			srv_reply_chunks(ep, &h, inv);
-		else
-			srv_reply(ep, h.xid, inv);
-		if (srv.late_error && srv.nheld) {
-			srv_error(ep, srv.held[0], RDMA_ERR_BADHEADER);
-			memmove(srv.held, srv.held + 1, --srv.nheld * sizeof(srv.held[0]));
-			srv.late_error = false;
-		}
-		break;
-	case SRV_HOLD:
-		srv.held[srv.nheld++] = h.xid;
-		break;
-	case SRV_MALFORMED:
-		/* The prefix of a reply, with a procedure that does not exist. */
-		memset(msg, 0, sizeof(msg));
-		h.credits = srv.credits;
-		h.proc = 7;
-		(void)rpcrdma_encode_prefix(msg, msg + sizeof(msg), h.xid,
-					    RPCRDMA1_VERSION, h.credits, h.proc);
-		deliver(ep, msg, 28, 0);
-		break;
-	case SRV_ERR_VERS:
-		srv_error(ep, h.xid, RDMA_ERR_VERS);
-		break;
-	}
 }
 
 void

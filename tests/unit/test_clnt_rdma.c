@@ -1,6 +1,6 @@
 /*
  * Unit tests of the RDMA client's slots, memory windows, credits and
- * statistics counters.
+ * statistics counters (threads sharing a CLIENT: test_clnt_threads.c).
  *
  * The client's files (transport/clnt_rdma*.c) are compiled in unchanged
  * and run over the fake endpoint of fake_ep.c, whose scripted server
@@ -18,83 +18,11 @@
 #include <rpc/rpc.h>
 
 #include "check.h"
+#include "clnt_fixture.h"
 #include "clnt_rdma.h"
 #include "clnt_rdma_int.h"
 #include "fake_ep.h"
 #include "xdr_grow.h"
-
-/* ------------------------------------------------------------------ */
-/* The client                                                          */
-/* ------------------------------------------------------------------ */
-
-/* poll_us of the clients made next. */
-static unsigned int poll_us;
-
-/* A client whose calls offer a Write chunk of write_chunk octets (0: none). */
-static CLIENT *
-make_client_wc(unsigned int credits, uint32_t send_max, uint64_t write_chunk)
-{
-	struct clnt_rdma_params p = {
-		.inline_send = 4096,
-		.inline_recv = 4096,
-		.credits = credits,
-		.connect_timeout_ms = 1000,
-		.max_reply = 64 << 10,
-		.write_chunk = write_chunk,
-		.remote_inv = true,
-		.poll_us = poll_us,
-	};
-	struct netbuf nb = {
-		.buf = &fake_addr,
-		.len = sizeof(fake_addr),
-		.maxlen = sizeof(fake_addr),
-	};
-	struct clnt_rdma_info info;
-	enum rdma_fail why;
-	CLIENT *cl;
-	int err;
-
-	fake_reset(send_max);
-	cl = clnt_rdma_create(-1, &nb, (struct sockaddr *)&fake_addr, 0x20000099,
-			      1, 0, 0, &p, &info, &why, &err);
-	CHECK(cl != NULL, "client created over the fake endpoint (send_max %u)",
-	      send_max);
-	return cl;
-}
-
-static CLIENT *
-make_client(unsigned int credits, uint32_t send_max)
-{
-	return make_client_wc(credits, send_max, 0);
-}
-
-static void
-destroy_client(CLIENT *cl)
-{
-	clnt_destroy(cl);
-	CHECK(mws_alive == 0 && pbufs_alive == 0,
-	      "destroyed: no window (%d) or pool buffer (%d) left", mws_alive,
-	      pbufs_alive);
-	CHECK_EQ_U(violations, 0, "the fake saw no violation");
-}
-
-static struct ct_rdma *
-ct_of(CLIENT *cl)
-{
-	return cl->cl_private;
-}
-
-static enum clnt_stat
-null_call(CLIENT *cl, int timeout_ms)
-{
-	struct timeval tv = {
-		.tv_sec = timeout_ms / 1000,
-		.tv_usec = (timeout_ms % 1000) * 1000,
-	};
-
-	return clnt_call(cl, NULLPROC, XDRPROC(xdr_void), NULL,
-			 XDRPROC(xdr_void), NULL, tv);
-}
 
 /* An opaque result, for a call whose result may come in a Write chunk. */
 struct opaque_res {
@@ -106,12 +34,6 @@ static bool_t
 xdr_opaque_res(XDR *xdrs, struct opaque_res *r)
 {
 	return xdr_bytes(xdrs, &r->buf, &r->len, ~0u);
-}
-
-static unsigned int
-slots_in(const struct ct_rdma *ct, enum slot_state state)
-{
-	return ct_slots_in(ct, state);
 }
 
 /* ------------------------------------------------------------------ */
@@ -608,263 +530,6 @@ test_destroy_waits(void)
 	CHECK_EQ_U(violations, 0, "the fake saw no violation");
 }
 
-/* ------------------------------------------------------------------ */
-/* Threads sharing one CLIENT                                          */
-/* ------------------------------------------------------------------ */
-
-static enum clnt_stat
-echo_call(CLIENT *cl, uint32_t arg, uint32_t *res, int timeout_ms)
-{
-	struct timeval tv = {
-		.tv_sec = timeout_ms / 1000,
-		.tv_usec = (timeout_ms % 1000) * 1000,
-	};
-
-	return clnt_call(cl, F_PROC_ECHO, XDRPROC(xdr_u_int), (caddr_t)&arg,
-			 XDRPROC(xdr_u_int), (caddr_t)res, tv);
-}
-
-/* A thread making calls whose results say whose they are. */
-struct echoer {
-	CLIENT *cl;
-	pthread_t thread;
-	uint32_t id;		/* in each argument's high half */
-	unsigned int calls;
-	uint32_t flags;		/* or'ed into each argument (F_NEVER) */
-	int timeout_ms;
-	unsigned int ok, wrong;
-	enum clnt_stat last;
-	struct rpc_err err;	/* clnt_geterr after its last call */
-	const struct echoer *other;
-	bool other_waiting;	/* other had not returned when we were done */
-	bool no_geterr;		/* the CLIENT may be gone after the call */
-	bool returned;		/* atomic */
-};
-
-static void *
-echo_run(void *arg)
-{
-	struct echoer *e = arg;
-	unsigned int i;
-
-	for (i = 0; i < e->calls; i++) {
-		uint32_t want = e->id << 16 | i | e->flags, got = ~0u;
-
-		e->last = echo_call(e->cl, want, &got, e->timeout_ms);
-		if (e->no_geterr)
-			continue;
-		clnt_geterr(e->cl, &e->err);
-		if (e->last != RPC_SUCCESS)
-			printf("# thread %u call %u: %s\n", e->id, i,
-			       clnt_sperrno(e->last));
-		if (e->last == RPC_SUCCESS && got == want)
-			e->ok++;
-		else if (e->last == RPC_SUCCESS)
-			e->wrong++;
-	}
-	e->other_waiting = e->other &&
-			   !__atomic_load_n(&e->other->returned, __ATOMIC_ACQUIRE);
-	__atomic_store_n(&e->returned, true, __ATOMIC_RELEASE);
-	return NULL;
-}
-
-static void
-run_echoers(struct echoer *e, unsigned int n)
-{
-	unsigned int i;
-
-	for (i = 0; i < n; i++)
-		CHECK(pthread_create(&e[i].thread, NULL, echo_run, &e[i]) == 0,
-		      "thread %u started", i);
-	for (i = 0; i < n; i++)
-		pthread_join(e[i].thread, NULL);
-}
-
-/*
- * Eight threads on one CLIENT: their calls are in flight together (the
- * server answers none until it holds eight, then the newest first), and
- * each reply reaches the thread that made its call.
- */
-static void
-test_concurrent_calls(void)
-{
-	CLIENT *cl = make_client(8, 4096);
-	struct ct_rdma *ct = ct_of(cl);
-	struct echoer e[8];
-	unsigned int i, ok = 0, wrong = 0;
-
-	srv.credits = 8;
-	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "a call granting eight credits");
-	srv.batch = 8;
-	srv.max_inflight = 0;
-	memset(e, 0, sizeof(e));
-	for (i = 0; i < 8; i++)
-		e[i] = (struct echoer){ .cl = cl, .id = i + 1, .calls = 50,
-					.timeout_ms = 10000 };
-	run_echoers(e, 8);
-	for (i = 0; i < 8; i++) {
-		ok += e[i].ok;
-		wrong += e[i].wrong;
-	}
-	CHECK_EQ_U(ok, 400, "400 calls of 8 threads, each result its own call's");
-	CHECK_EQ_U(wrong, 0, "no thread got another's result");
-	CHECK_EQ_U(srv.max_inflight, 8, "eight calls were in flight at once");
-	CHECK_EQ_U(ct->ct_outstanding, 0, "no credit held after");
-	CHECK_EQ_U(recv_reserved, 0, "no receive held after");
-	CHECK_EQ_U(slots_in(ct, SLOT_FREE), ct->ct_nslots, "every slot free after");
-	CHECK(ct->ct_nslots >= 8 && ct->ct_nslots <= CT_SLOTS_MAX,
-	      "a slot per call in flight (%u)", ct->ct_nslots);
-	CHECK_EQ_U(pbufs_alive, 0, "every buffer back in the pool");
-	CHECK_EQ_U(nbound, 0, "nothing reachable");
-	destroy_client(cl);
-}
-
-/*
- * The credits granted bound the calls in flight, however many threads
- * call.  The server answers three at once; when the threads left have
- * fewer calls than that in flight, this thread has it answer those.
- */
-static void
-test_concurrent_credits(void)
-{
-	CLIENT *cl = make_client(8, 4096);
-	struct echoer e[8];
-	unsigned int i, ok = 0, held = 0, done, now;
-
-	srv.credits = 3;
-	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "a call granting three credits");
-	srv.batch = 3;
-	srv.max_inflight = 0;
-	memset(e, 0, sizeof(e));
-	for (i = 0; i < 8; i++) {
-		e[i] = (struct echoer){ .cl = cl, .id = i + 1, .calls = 30,
-					.timeout_ms = 10000 };
-		CHECK(pthread_create(&e[i].thread, NULL, echo_run, &e[i]) == 0,
-		      "thread %u started", i);
-	}
-	do {
-		(void)poll(NULL, 0, 20);
-		for (i = 0, done = 0; i < 8; i++)
-			done += __atomic_load_n(&e[i].returned, __ATOMIC_ACQUIRE);
-		/* Held as long as 20 ms ago: fewer callers than the batch. */
-		now = fake_read(&srv.nheld);
-		if (now && now == held)
-			(void)srv_answer_batch_now(ct_of(cl)->ct_ep);
-		held = now;
-	} while (done < 8);
-	for (i = 0; i < 8; i++) {
-		pthread_join(e[i].thread, NULL);
-		ok += e[i].ok;
-	}
-	CHECK_EQ_U(ok, 240, "240 calls of 8 threads answered");
-	CHECK_EQ_U(srv.max_inflight, 3, "never more than the three credits in flight");
-	destroy_client(cl);
-}
-
-/*
- * Per-call timeouts and errors: a call nobody answers times out on its
- * thread while another thread's calls go through, and clnt_geterr tells
- * each thread about its own call.
- */
-static void
-test_concurrent_timeout(void)
-{
-	CLIENT *cl = make_client(8, 4096);
-	struct ct_rdma *ct = ct_of(cl);
-	struct echoer e[2];
-
-	srv.credits = 8;
-	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "a call granting eight credits");
-	memset(e, 0, sizeof(e));
-	e[0] = (struct echoer){ .cl = cl, .id = 1, .calls = 1, .flags = F_NEVER,
-				.timeout_ms = 3000 };
-	e[1] = (struct echoer){ .cl = cl, .id = 2, .calls = 100,
-				.timeout_ms = 10000, .other = &e[0] };
-	run_echoers(e, 2);
-	CHECK_EQ_U(e[0].last, RPC_TIMEDOUT, "the unanswered call timed out");
-	CHECK_EQ_U(e[0].err.re_status, RPC_TIMEDOUT, "its thread's clnt_geterr says so");
-	CHECK_EQ_U(e[1].ok, 100, "the other thread's 100 calls were answered");
-	CHECK(e[1].other_waiting, "while the unanswered call still waited");
-	CHECK_EQ_U(e[1].err.re_status, RPC_SUCCESS, "its clnt_geterr: its own call's success");
-	CHECK_EQ_U(ct->ct_outstanding, 0, "the timed-out call's credit came back");
-	CHECK_EQ_U(slots_in(ct, SLOT_ORPHAN), 1, "its memory stays exposed (an orphan)");
-	destroy_client(cl);
-}
-
-/* clnt_destroy waits for every thread inside clnt_call. */
-static void
-test_destroy_waits_all(void)
-{
-	CLIENT *cl = make_client(8, 4096);
-	struct echoer e[4];
-	unsigned int i, calls;
-	int64_t t0;
-
-	srv.credits = 8;
-	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "a call granting eight credits");
-	calls = srv.calls;
-	memset(e, 0, sizeof(e));
-	t0 = ep_now_ms();
-	for (i = 0; i < 4; i++) {
-		e[i] = (struct echoer){ .cl = cl, .id = i + 1, .calls = 1,
-					.flags = F_NEVER, .timeout_ms = 300,
-					.no_geterr = true };
-		CHECK(pthread_create(&e[i].thread, NULL, echo_run, &e[i]) == 0,
-		      "caller %u", i);
-	}
-	while (fake_read(&srv.calls) < calls + 4)
-		(void)poll(NULL, 0, 1);
-	clnt_destroy(cl);
-	/* A lower bound: the callers leave at their deadline, not before. */
-	CHECK(ep_now_ms() - t0 >= 250,
-	      "clnt_destroy waited for the four callers (their calls end after 300 ms)");
-	for (i = 0; i < 4; i++) {
-		pthread_join(e[i].thread, NULL);
-		CHECK_EQ_U(e[i].last, RPC_TIMEDOUT, "caller %u timed out as usual", i);
-	}
-	CHECK_EQ_U(mws_alive + pbufs_alive, 0, "nothing left");
-	CHECK_EQ_U(violations, 0, "the fake saw no violation");
-}
-
-/*
- * poll_us: a wait polls the completion queue that long before it sleeps,
- * and a CLIENT between calls polls nothing.
- */
-static void
-test_polling(void)
-{
-	unsigned int polls, sleeps;
-	CLIENT *cl;
-
-	poll_us = 0;
-	cl = make_client(4, 4096);
-	srv.credits = 4;
-	srv.mode = SRV_HOLD;
-	polls = fake_busy_polls;
-	sleeps = fake_sleeps;
-	CHECK_EQ_U(null_call(cl, 100), RPC_TIMEDOUT, "poll_us 0: an unanswered call");
-	CHECK(fake_busy_polls - polls <= 4, "polled the queue once or so (%u)",
-	      fake_busy_polls - polls);
-	CHECK(fake_sleeps - sleeps >= 1, "then slept");
-	destroy_client(cl);
-
-	poll_us = 30000;
-	cl = make_client(4, 4096);
-	srv.credits = 4;
-	srv.mode = SRV_HOLD;
-	polls = fake_busy_polls;
-	CHECK_EQ_U(null_call(cl, 100), RPC_TIMEDOUT, "poll_us 30 ms: an unanswered call");
-	CHECK(fake_busy_polls - polls >= 100, "polled the queue over and over (%u)",
-	      fake_busy_polls - polls);
-	srv.mode = SRV_REPLY;
-	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "an answered call");
-	polls = fake_busy_polls;
-	(void)poll(NULL, 0, 50);
-	CHECK_EQ_U(fake_busy_polls - polls, 0, "nothing polled between calls");
-	destroy_client(cl);
-	poll_us = 0;
-}
-
 int
 main(void)
 {
@@ -879,10 +544,5 @@ main(void)
 	test_chunk_counters();
 	test_parents_client();
 	test_destroy_waits();
-	test_concurrent_calls();
-	test_concurrent_credits();
-	test_concurrent_timeout();
-	test_destroy_waits_all();
-	test_polling();
 	return check_done();
 }
