@@ -29,7 +29,7 @@
 /* Completions taken per poll. */
 #define CT_POLL_BATCH 16
 /* Empty polls between two looks at the clock. */
-#define CT_SPIN_CLOCK 16
+#define CT_SPIN_CLOCK 4
 
 struct ct_waiter {
 	pthread_cond_t *cv;

@@ -18,6 +18,7 @@
 #ifndef TRANSPORT_EP_H
 #define TRANSPORT_EP_H
 
+#include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/socket.h>
@@ -261,15 +262,16 @@ int ep_wait(struct ep *ep, int64_t deadline);
  */
 bool ep_reap_send(struct ep *ep, const struct ibv_wc *wc);
 
-/* In a busy-polling loop: let the other hardware thread of the core run. */
+/*
+ * Between two polls of a busy-polling loop: whatever else is runnable on
+ * this CPU runs first (as the kernel's busy polling stops at
+ * need_resched()): threads the poller woke, and with soft-RoCE the
+ * kernel work that moves the very packets being waited for.
+ */
 static inline void
 ep_relax(void)
 {
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield");
-#endif
+	(void)sched_yield();
 }
 
 /* Milliseconds and microseconds on the monotonic clock. */

@@ -27,7 +27,7 @@
 /* Completions taken per poll. */
 #define SC_POLL_BATCH 16
 /* Empty polls between two looks at the clock. */
-#define SC_SPIN_CLOCK 16
+#define SC_SPIN_CLOCK 4
 
 /*
  * Whether a descriptor of the program other than this connection's is
