@@ -42,6 +42,13 @@ ct_of(CLIENT *cl)
 	return (struct ct_rdma *)cl->cl_private;
 }
 
+/* A CLIENT made by the parent, used in a fork() child. */
+static bool
+ct_forked(const struct ct_rdma *ct)
+{
+	return ct->ct_ep && ep_forked(ct->ct_ep);
+}
+
 static int64_t
 tv_ms(const struct timeval *tv)
 {
@@ -92,6 +99,114 @@ ct_log_memory(const char *what, uint64_t need)
 		 what, needs, (unsigned long long)(budget_used() >> 10),
 		 (unsigned long long)(budget_total() >> 10),
 		 (unsigned long long)(rdma_pool_idle_bytes() >> 10));
+}
+
+/*
+ * A new connection for this CLIENT, as the kernel's client reconnects: the
+ * old one was lost (its late reply's Write failed on the server, the
+ * server went away) or is given up because every slot holds a timed-out
+ * call's memory.  What the old one exposed goes with it, its calls' late
+ * replies with them (over TCP they would be dropped by XID).  The old
+ * connection goes first: its RDMA-CM id holds the source port to keep.
+ * Credits start again from one (RFC 8166 s4.3.3).
+ */
+static int
+ct_renew(struct ct_rdma *ct, int64_t deadline, const char *why_lost)
+{
+	int64_t left = deadline - ep_now_ms();
+	int ms = ct->ct_connect_ms;
+	enum rdma_fail why;
+	struct ep *ep;
+	int ret;
+
+	if (ct->ct_ep) {
+		shim_log(SHIM_LOG_INFO, "client: %s%s, connecting again",
+			 why_lost ? why_lost : "connection lost: ",
+			 why_lost ? "" : strerror(ep_dead(ct->ct_ep)));
+		ep_disconnect(ct->ct_ep);
+		ct_slots_release(ct);
+		ep_destroy(ct->ct_ep);
+		ct->ct_ep = NULL;
+	}
+	memset(ct->ct_slots, 0, sizeof(ct->ct_slots));
+	ct->ct_nslots = CT_SLOTS;
+	ct->ct_mw = false;
+	ct->ct_outstanding = 0;
+	ct->ct_granted = 1;
+	if (left <= 0)
+		return -ETIMEDOUT;
+	if (left < ms)
+		ms = (int)left;
+	ret = ep_connect((struct sockaddr *)&ct->ct_dst,
+			 ct->ct_has_src ? (struct sockaddr *)&ct->ct_src : NULL,
+			 ms, &ct->ct_attr, &ep, &why);
+	if (ret)
+		return ret;
+	ct->ct_ep = ep;
+	if (ep_dev(ep)->mw_type2 && ct_windows_alloc(ct) &&
+	    ep_rinv_offered(ep)) {
+		ep_set_dead(ep, ENOMEM);
+		return -ENOMEM;
+	}
+	shim_log(SHIM_LOG_INFO, "client: connected again");
+	return 0;
+}
+
+/*
+ * Before a call: a connection that works, and a slot.  Each attempt may
+ * renew the connection once; the call has not left yet, so it is sent
+ * once, on the connection it finds (RFC 8166 s4.3: nothing of the old
+ * one carries over).  Calls of other threads on the old connection end
+ * first (ct_wait_quiet), one thread renews it while the others wait.
+ * Returns the slot, or a negative errno.
+ */
+static int
+ct_ready(struct ct_rdma *ct, int64_t deadline, bool *renewed,
+	 const char *why_lost)
+{
+	int s, ret;
+
+	for (;;) {
+		if (ct->ct_renewing) {
+			ret = ct_wait_renewed(ct, deadline);
+			if (ret)
+				return ret;
+			continue;
+		}
+		if (!ct->ct_ep || ep_dead(ct->ct_ep)) {
+			if (*renewed)
+				return ct->ct_ep ? -ep_dead(ct->ct_ep) : -ENOTCONN;
+			*renewed = true;
+			ct->ct_renewing = true;
+			/* Waiters on the lost connection give it up. */
+			ct_wake_waiters(ct);
+			ret = ct_wait_quiet(ct, deadline);
+			if (!ret)
+				ret = ct_renew(ct, deadline, why_lost);
+			ct->ct_renewing = false;
+			ct_wake_waiters(ct);
+			if (ret)
+				return ret;
+		}
+		s = ct_get_slot(ct, deadline);
+		if (s >= 0 && ct->ct_ep && !ep_dead(ct->ct_ep))
+			return s;
+		if (s >= 0) {
+			/* Lost while waiting for it. */
+			ct_slot_unclaim(ct, (unsigned int)s);
+			s = -ECONNRESET;
+		}
+		if (s == -ENOSPC && !*renewed) {
+			why_lost = "every call slot holds a timed-out call's memory";
+			ep_set_dead(ct->ct_ep, ENOSPC);
+			continue;
+		}
+		/* Lost while waiting: a new connection, if not done yet. */
+		if ((ct->ct_ep && !ep_dead(ct->ct_ep)) || *renewed)
+			return ct->ct_ep && ep_dead(ct->ct_ep) ?
+			       -ep_dead(ct->ct_ep) : s;
+		why_lost = NULL;
+	}
 }
 
 /* The call is sent: wait for its reply and fence its memory. */
@@ -176,35 +291,37 @@ ct_call_once(CLIENT *cl, struct ct_rdma *ct, rpcproc_t proc,
 	     void *results_ptr, struct timeval timeout, int *refreshes,
 	     bool *refresh)
 {
-	struct ep *ep = ct->ct_ep;
+	const char *why_lost = NULL, *what;
+	bool renewed = false;
 	struct ct_slot *slot;
-	const char *what;
 	enum clnt_stat st;
 	int64_t deadline;
 	uint32_t x_id = 0;
 	size_t len = 0;
+	struct ep *ep;
 	int s, ret;
 
 	*refresh = false;
 	memset(&ct->ct_error, 0, sizeof(ct->ct_error));
-	if (ep_dead(ep))
-		return ct_fail(ct, RPC_CANTSEND, ep_dead(ep));
 	deadline = ep_now_ms() + tv_ms(&ct->ct_wait);
-
+again:
+	s = ct_ready(ct, deadline, &renewed, why_lost);
+	if (s < 0)
+		return ct_fail(ct, s == -ETIMEDOUT ? RPC_TIMEDOUT : RPC_CANTSEND,
+			       -s);
+	ep = ct->ct_ep;
+	slot = &ct->ct_slots[s];
 	/*
 	 * s4.3.3, s4.3.1: never more calls in flight than granted.  This
 	 * call holds its credit from now; every way out gives it back.
 	 */
-	if (ct_wait_credit(ct, deadline))
+	if (ct_wait_credit(ct, deadline)) {
+		ct_slot_unclaim(ct, (unsigned int)s);
+		if (ep_dead(ep) && !renewed)
+			goto again;
 		return ct_wait_failed(ct);
-	ct->ct_outstanding++;
-	s = ct_get_slot(ct, deadline);
-	if (s < 0) {
-		ct_call_abandoned(ct, 0);
-		return ct_fail(ct, ep_dead(ep) ? RPC_CANTSEND : RPC_TIMEDOUT,
-			       ep_dead(ep));
 	}
-	slot = &ct->ct_slots[s];
+	ct->ct_outstanding++;
 	/*
 	 * As clnt_vc: a call with a zero timeout (batched, or "message
 	 * passing") is never waited for, so it offers no chunk a reply could
@@ -215,6 +332,15 @@ ct_call_once(CLIENT *cl, struct ct_rdma *ct, rpcproc_t proc,
 
 	ret = ct_prepare(cl, ct, (unsigned int)s, proc, xdr_args, args_ptr,
 			 &x_id, &len, deadline, &what);
+	/* Timed-out calls' memory is what a new connection gives back. */
+	if (ret == -ENOMEM && !renewed && ct_any_orphan(ct) &&
+	    ct_busy_slots(ct) == 1) {
+		ct_call_abandoned(ct, (unsigned int)s);
+		ct_slot_unclaim(ct, (unsigned int)s);
+		why_lost = "timed-out calls hold the memory a call needs";
+		ep_set_dead(ep, ENOMEM);
+		goto again;
+	}
 	if (ret == -ENOMEM) {
 		ct_log_memory(what, strcmp(what, "a call's Reply chunk") ? 0 :
 				    ct_call_need(ct));
@@ -231,15 +357,25 @@ ct_call_once(CLIENT *cl, struct ct_rdma *ct, rpcproc_t proc,
 	while ((ret = ct_send_call(ct, (unsigned int)s, x_id, len,
 				   deadline)) == -ENOBUFS) {
 		if (ct_wait_returned(ct, deadline)) {
-			ret = -ETIMEDOUT;
+			ret = ep_dead(ep) ? -ep_dead(ep) : -ETIMEDOUT;
 			break;
 		}
 	}
 	if (ret == -ENOMEM)
 		ct_log_memory("a call's receive and header", 0);
 	if (ret) {
-		/* Nothing reached the server: nothing stays exposed. */
-		ct_fence_now(ct, (unsigned int)s);
+		/*
+		 * Nothing reached the server: nothing stays exposed.  A
+		 * connection found lost at the Send takes its windows with it,
+		 * and the call goes on a new one.
+		 */
+		if (!ep_dead(ep)) {
+			ct_fence_now(ct, (unsigned int)s);
+		} else if (!renewed) {
+			ct_call_abandoned(ct, (unsigned int)s);
+			ct_slot_unclaim(ct, (unsigned int)s);
+			goto again;
+		}
 		st = ct_fail(ct, ret == -ETIMEDOUT ? RPC_TIMEDOUT : RPC_CANTSEND,
 			     -ret);
 		goto out_unclaim;
@@ -304,7 +440,7 @@ clnt_rdma_call(CLIENT *cl, rpcproc_t proc, xdrproc_t xdr_args, void *args_ptr,
 	enum clnt_stat st;
 	bool refresh;
 
-	if (ep_forked(ct->ct_ep))
+	if (ct_forked(ct))
 		return ct_parents_call(ct);
 	pthread_mutex_lock(&ct->ct_lock);
 	ct->ct_callers++;
@@ -379,7 +515,7 @@ clnt_rdma_control(CLIENT *cl, u_int request, void *info)
 {
 	struct ct_rdma *ct = ct_of(cl);
 	/* A parent's CLIENT (after fork) answers from memory, unlocked. */
-	bool locked = !ep_forked(ct->ct_ep);
+	bool locked = !ct_forked(ct);
 	bool_t ret = TRUE;
 
 	if (locked)
@@ -490,7 +626,7 @@ clnt_rdma_destroy(CLIENT *cl)
 	 * A parent's CLIENT in a fork() child is not waited for: the lock
 	 * may be held by a thread that exists only in the parent.
 	 */
-	if (!ct->ct_ep || !ep_forked(ct->ct_ep)) {
+	if (!ct_forked(ct)) {
 		pthread_mutex_lock(&ct->ct_lock);
 		while (ct->ct_callers)
 			pthread_cond_wait(&ct->ct_idle, &ct->ct_lock);
@@ -627,7 +763,6 @@ clnt_rdma_create(int fd, const struct netbuf *raddr, const struct sockaddr *dst,
 		.max_send_wr = CT_NSEND + 8 * CT_SLOTS_MAX,
 		.remote_inv = p->remote_inv,
 	};
-	struct sockaddr_storage local;
 	struct ct_rdma *ct;
 	CLIENT *cl;
 	int ret;
@@ -673,8 +808,14 @@ clnt_rdma_create(int fd, const struct netbuf *raddr, const struct sockaddr *dst,
 		goto out_free;
 	}
 
-	ret = ep_connect(dst, bound_source(fd, dst, &local),
-			 p->connect_timeout_ms, &attr, &ct->ct_ep, why);
+	if (bound_source(fd, dst, &ct->ct_src))
+		ct->ct_has_src = true;
+	memcpy(&ct->ct_dst, dst, dst->sa_family == AF_INET6 ?
+	       sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in));
+	ct->ct_attr = attr;
+	ct->ct_connect_ms = p->connect_timeout_ms;
+	ret = ep_connect(dst, ct->ct_has_src ? (struct sockaddr *)&ct->ct_src :
+			 NULL, p->connect_timeout_ms, &attr, &ct->ct_ep, why);
 	if (ret) {
 		*err = -ret;
 		if (*why == RDMA_FAIL_MEMLOCK)

@@ -6,7 +6,9 @@
  * thread takes it; each wait has its own condition (clnt_rdma_wait.c
  * checks it, for every waiter, after each round of completions).
  */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <string.h>
 
 #include "clnt_rdma_int.h"
 #include "common/log.h"
@@ -81,18 +83,35 @@ ct_slot_fenced(const struct ct_rdma *ct, const struct ct_cond *cond)
 	return !ct_slot_exposed(&ct->ct_slots[cond->slot]);
 }
 
+/* A slot is free, or none will be (ct_get_slot then renews). */
 static bool
 ct_any_slot_free(const struct ct_rdma *ct, const struct ct_cond *cond)
 {
-	unsigned int s, orphans = 0;
+	unsigned int s;
 
-	for (s = 0; s < ct->ct_nslots; s++) {
+	for (s = 0; s < ct->ct_nslots; s++)
 		if (ct->ct_slots[s].state == SLOT_FREE)
 			return true;
-		orphans += ct->ct_slots[s].state == SLOT_ORPHAN;
-	}
-	/* Or enough orphans for the oldest to be revoked (ct_get_slot). */
-	return orphans >= CT_ORPHANS;
+	return !ct_busy_slots(ct);
+}
+
+/*
+ * Whether a message no call waits for speaks of our credits: a late or
+ * duplicate reply does, a backward-direction call does not (RFC 8166
+ * s7.2.1: its rdma_credit is the backward direction's, accounted apart).
+ * RDMA_NOMSG and RDMA_ERROR only ever answer our calls here.
+ */
+static bool
+ct_is_reply(const uint8_t *buf, uint32_t len, const struct rpcrdma_hdr *h)
+{
+	uint32_t dir;
+
+	if (h->proc != RDMA_MSG)
+		return true;
+	if (h->hdrlen + 2 * sizeof(dir) > len)
+		return false;
+	memcpy(&dir, buf + h->hdrlen + sizeof(dir), sizeof(dir));
+	return ntohl(dir) == REPLY;
 }
 
 static bool
@@ -178,6 +197,13 @@ ct_completion(struct ct_rdma *ct, const struct ibv_wc *wc)
 			 wc->byte_len);
 		return ep_post_recv(ep, i);
 	}
+	if (ret && h->proc == RDMA_ERROR) {
+		/* s5.5: an RDMA_ERROR that cannot be decoded is discarded. */
+		shim_log(SHIM_LOG_WARN,
+			 "client: dropped an RDMA_ERROR that cannot be decoded (xid 0x%08x, %u octets)",
+			 h->xid, wc->byte_len);
+		return ep_post_recv(ep, i);
+	}
 	slot = ct_slot_of_reply(ct, h->xid);
 	if (slot) {
 		ct_take_reply(ct, slot, wc, ret == 0);
@@ -190,7 +216,7 @@ ct_completion(struct ct_rdma *ct, const struct ibv_wc *wc)
 	 */
 	shim_log(SHIM_LOG_DEBUG, "client: late reply xid 0x%08x dropped",
 		 h->xid);
-	if (ret == 0)
+	if (ret == 0 && ct_is_reply(ep_recv_buf(ep, i), wc->byte_len, h))
 		ct_granted_set(ct, h->credits);
 	ct_orphan_replied(ct, h->xid);
 	return ep_post_recv(ep, i);

@@ -25,6 +25,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include <rpc/rpc.h>
 
@@ -47,14 +48,17 @@
  */
 #define CT_SHARED_NEED ((uint64_t)128 << 10)
 /*
- * Call slots: the calls in flight plus timed-out calls still exposed.
- * CT_SLOTS have windows from the start, more are added while calls of
- * several threads are in flight together, up to CT_SLOTS_MAX.  Once
- * CT_ORPHANS timed-out calls hold slots, a new call revokes the oldest.
+ * Call slots: the calls in flight plus timed-out calls whose memory stays
+ * exposed until their late replies come.  CT_SLOTS have windows from the
+ * start; more are added while calls of several threads are in flight
+ * together, up to CT_SLOTS_MAX, but never for more than CT_SLOTS
+ * timed-out calls: when they hold every slot and no call is in flight,
+ * the next call starts a new connection (ct_get_slot).  Revoking a
+ * timed-out call's memory would make its late reply's RDMA Write fail,
+ * and the server close the connection under a later call.
  */
-#define CT_SLOTS 3
+#define CT_SLOTS 8
 #define CT_SLOTS_MAX 16
-#define CT_ORPHANS 3
 /* Bound on invalidating a window once the reply is in. */
 #define CT_FENCE_MS 5000
 
@@ -141,6 +145,7 @@ struct ct_rdma {
 	uint64_t ct_returned;
 	bool ct_poller;
 	bool ct_poller_asleep;		/* polling or sleeping without the lock */
+	bool ct_renewing;		/* a thread renews the connection */
 	const struct ct_cond *ct_poller_cond;
 	struct ct_waiter *ct_waiters;
 	unsigned int ct_poll_us;	/* busy polling before a sleep */
@@ -176,6 +181,13 @@ struct ct_rdma {
 	unsigned int ct_nslots;		/* slots in use so far */
 	bool ct_mw;			/* slots expose through windows */
 	uint64_t ct_orphans;		/* orphan counter, for ordering */
+
+	/* What a new connection for this CLIENT is made with (ct_renew). */
+	struct sockaddr_storage ct_dst;
+	struct sockaddr_storage ct_src;	/* the bound port to keep */
+	bool ct_has_src;
+	struct ep_attr ct_attr;
+	int ct_connect_ms;
 
 	struct rpcrdma_hdr ct_hdr;	/* scratch: a received header */
 	struct rpcrdma_hdr ct_shdr;	/* scratch: call header to encode */
@@ -256,15 +268,21 @@ void ct_inv_done(struct ct_rdma *ct, const struct ibv_wc *wc);
 bool ct_fence_now(struct ct_rdma *ct, unsigned int s);
 
 /*
- * A slot for the next call, claimed (SLOT_CLAIMED): a free one, a new
- * one, or the oldest orphan's, revoked; else waiting for one.
+ * A slot for the next call, claimed (SLOT_CLAIMED): a free one or a new
+ * one, else waiting for calls of other threads to free theirs (and
+ * invalidations under way); -ENOSPC when timed-out calls still exposed
+ * hold every slot and none is in flight (the caller starts a new
+ * connection), another negative errno on failure.
  */
 int ct_get_slot(struct ct_rdma *ct, int64_t deadline);
 /* A claimed slot whose call was never sent is free again. */
 void ct_slot_unclaim(struct ct_rdma *ct, unsigned int s);
 /* Slots in a state. */
 unsigned int ct_slots_in(const struct ct_rdma *ct, enum slot_state state);
-/*
+/* Some slot holds a timed-out call's memory. */
+bool ct_any_orphan(const struct ct_rdma *ct);
+/* Slots a call holds now, or whose invalidation is under way. */
+unsigned int ct_busy_slots(const struct ct_rdma *ct);/*
  * The call in slot s was sent but its reply will not be waited for: its
  * credit comes back now; what it exposes stays until its reply comes.
  */
@@ -358,5 +376,12 @@ int ct_wait(struct ct_rdma *ct, struct ct_cond *cond, int64_t deadline);
  * memory given back): wake those whose condition holds now.
  */
 void ct_wake_waiters(struct ct_rdma *ct);
+/*
+ * Before the connection is renewed: until no other thread uses it (no
+ * poller, no slot held by a call).  0 or -ETIMEDOUT.
+ */
+int ct_wait_quiet(struct ct_rdma *ct, int64_t deadline);
+/* Until the thread renewing the connection is done.  0 or -ETIMEDOUT. */
+int ct_wait_renewed(struct ct_rdma *ct, int64_t deadline);
 
 #endif

@@ -9,9 +9,12 @@
  * for the call and released before the reply is decoded.  A call that
  * times out keeps its memory (an "orphan" slot) until its late reply
  * arrives, so a slow server can never write into memory reused for
- * another call; when every slot is taken, the oldest orphan's windows are
- * revoked.  A call that waits for no reply (a zero timeout) offers no
- * chunk for one.
+ * another call, and its late reply lands where it was told to.  When
+ * timed-out calls hold every slot, the CLIENT moves to a new connection
+ * (clnt_rdma.c ct_renew) instead of revoking one: the orphans' memory
+ * goes with the old one.  Calls of several threads each have a slot of
+ * their own, added as needed.  A call that waits for no reply (a zero
+ * timeout) offers no chunk for one.
  *
  * A window is invalidated once, never twice (rxe 6.1 panics on the
  * second): "bound" says whether it still needs it, cleared by a local
@@ -134,6 +137,8 @@ ct_slots_idle(struct ct_rdma *ct)
 {
 	unsigned int s;
 
+	if (!ct->ct_ep)
+		return;		/* no connection since the last one was lost */
 	for (s = 0; s < ct->ct_nslots; s++)
 		if (ct->ct_slots[s].state == SLOT_FREE)
 			ct_slot_bufs_put(ct, &ct->ct_slots[s]);
@@ -415,46 +420,6 @@ ct_fence_now(struct ct_rdma *ct, unsigned int s)
 	return false;
 }
 
-/*
- * Revoke what an orphan exposes without an invalidation: its reply may
- * be on the wire, and a Send With Invalidate racing a local invalidation
- * of the same window is the double invalidation rxe 6.1 panics on.
- * Deallocating a window revokes it whatever its state; a fresh one takes
- * its place.  Returns 0, or -ENOMEM when no window could be allocated
- * (the connection must go: per-call registrations cannot stand in when
- * R was advertised).
- */
-static int
-slot_revoke(struct ct_rdma *ct, unsigned int s)
-{
-	struct ct_slot *slot = &ct->ct_slots[s];
-	unsigned int w;
-	int ret = 0;
-
-	for (w = 0; w < CT_NWIN; w++) {
-		struct ct_window *win = &slot->win[w];
-
-		if (!win->mw) {
-			if (win_fence(ct, s, w))
-				ret = -EIO;
-			continue;
-		}
-		if (!win->bound)
-			continue;
-		ibv_dealloc_mw(win->mw);
-		win->bound = false;
-		win->mw = ibv_alloc_mw(ep_dev(ct->ct_ep)->pd, IBV_MW_TYPE_2);
-		if (!win->mw) {
-			ret = -ENOMEM;
-			continue;
-		}
-		win->rkey = win->mw->rkey;
-	}
-	slot->state = SLOT_FREE;
-	ct_slot_recv_put(ct, slot);
-	return ret;
-}
-
 /* ------------------------------------------------------------------ */
 /* Slots                                                               */
 /* ------------------------------------------------------------------ */
@@ -481,70 +446,50 @@ ct_slots_in(const struct ct_rdma *ct, enum slot_state state)
 	return n;
 }
 
-/* Slots a call holds now, or whose invalidation is under way. */
-static unsigned int
-busy_slots(const struct ct_rdma *ct)
+bool
+ct_any_orphan(const struct ct_rdma *ct)
+{
+	return ct_slots_in(ct, SLOT_ORPHAN) != 0;
+}
+
+unsigned int
+ct_busy_slots(const struct ct_rdma *ct)
 {
 	return ct_slots_in(ct, SLOT_CLAIMED) + ct_slots_in(ct, SLOT_ACTIVE) +
 	       ct_slots_in(ct, SLOT_FENCING);
 }
 
-/*
- * Give up on the oldest timed-out call: its memory is revoked, and a
- * reply the server still writes there fails on its side.  Its slot, or
- * -ENOENT without orphans, -EIO when the connection had to go.
- */
-static int
-revoke_oldest(struct ct_rdma *ct)
-{
-	unsigned int s, oldest = CT_SLOTS_MAX;
-
-	for (s = 0; s < ct->ct_nslots; s++)
-		if (ct->ct_slots[s].state == SLOT_ORPHAN &&
-		    (oldest == CT_SLOTS_MAX ||
-		     ct->ct_slots[s].orphaned < ct->ct_slots[oldest].orphaned))
-			oldest = s;
-	if (oldest == CT_SLOTS_MAX)
-		return -ENOENT;
-	if (slot_revoke(ct, oldest)) {
-		shim_log(SHIM_LOG_WARN,
-			 "client: cannot revoke a timed-out call's memory, closing the connection");
-		ep_set_dead(ct->ct_ep, EIO);
-		ep_disconnect(ct->ct_ep);
-		return -EIO;
-	}
-	return (int)oldest;
-}
-
-/*
- * A free slot, else a new one while fewer than CT_ORPHANS calls are
- * orphans, else the oldest orphan's; when every slot is held by a call
- * in flight (other threads'), or an invalidation under way, wait for one.
- */
 int
 ct_get_slot(struct ct_rdma *ct, int64_t deadline)
 {
-	unsigned int orphans;
-	int s;
+	int s, ret;
 
+	/* Late replies already received free their orphans. */
+	if (free_slot(ct) < 0) {
+		ret = ct_reap(ct);
+		if (ret)
+			return ret;
+	}
 	for (;;) {
-		orphans = ct_slots_in(ct, SLOT_ORPHAN);
 		s = free_slot(ct);
-		if (s < 0 && orphans < CT_ORPHANS)
+		if (s < 0 && ct_slots_in(ct, SLOT_ORPHAN) < CT_SLOTS)
 			s = ct_slot_add(ct);
-		if (s < 0 && orphans && (orphans >= CT_ORPHANS || !busy_slots(ct)))
-			s = revoke_oldest(ct);
 		if (s >= 0) {
 			ct->ct_slots[s].state = SLOT_CLAIMED;
 			ct->ct_slots[s].replied = false;
 			return s;
 		}
-		if (s == -EIO)
-			return s;
-		if (!busy_slots(ct))
-			return -EBUSY;
+		/*
+		 * Calls of other threads, or invalidations under way, free
+		 * theirs soon.  Else every slot is a timed-out call whose reply
+		 * may still be written into its memory: revoking any would make
+		 * that reply fail on the server, which then closes the
+		 * connection under a later call.
+		 */
+		if (!ct_busy_slots(ct))
+			return ct_any_orphan(ct) ? -ENOSPC : -EBUSY;
 		if (ct_wait_slot(ct, deadline))
-			return ep_dead(ct->ct_ep) ? -EIO : -ETIMEDOUT;
+			return ep_dead(ct->ct_ep) ? -ep_dead(ct->ct_ep) : -ETIMEDOUT;
 	}
 }
 

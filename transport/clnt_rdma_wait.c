@@ -55,10 +55,17 @@ thread_cv(void)
 	return &cv;
 }
 
+/* The errno that ended the connection; ENOTCONN while there is none. */
+static int
+ct_dead(const struct ct_rdma *ct)
+{
+	return ct->ct_ep ? ep_dead(ct->ct_ep) : ENOTCONN;
+}
+
 static bool
 cond_holds(const struct ct_rdma *ct, const struct ct_cond *cond)
 {
-	return cond->done(ct, cond) || ep_dead(ct->ct_ep);
+	return cond->done(ct, cond) || ct_dead(ct);
 }
 
 void
@@ -73,18 +80,24 @@ ct_wake_waiters(struct ct_rdma *ct)
 		ep_interrupt(ct->ct_ep);
 }
 
-/* The poller leaves: the first waiter still waiting takes its place. */
+/*
+ * The poller leaves: the first waiter still waiting takes its place, and
+ * those it was in the way of (ct_wait_quiet) go on.
+ */
 static void
 poller_leave(struct ct_rdma *ct)
 {
 	struct ct_waiter *w;
+	bool next = false;
 
 	ct->ct_poller = false;
 	ct->ct_poller_cond = NULL;
 	for (w = ct->ct_waiters; w; w = w->next) {
-		if (!cond_holds(ct, w->cond)) {
+		if (cond_holds(ct, w->cond)) {
 			pthread_cond_signal(w->cv);
-			break;
+		} else if (!next) {
+			pthread_cond_signal(w->cv);
+			next = true;
 		}
 	}
 }
@@ -205,7 +218,6 @@ int
 ct_wait(struct ct_rdma *ct, struct ct_cond *cond, int64_t deadline)
 {
 	struct ct_waiter w = { .cv = thread_cv(), .cond = cond };
-	struct ep *ep = ct->ct_ep;
 	bool poller = false;
 	int ret = 0;
 
@@ -214,8 +226,8 @@ ct_wait(struct ct_rdma *ct, struct ct_cond *cond, int64_t deadline)
 			ret = 0;
 			break;
 		}
-		if (ep_dead(ep)) {
-			ret = -ep_dead(ep);
+		if (ct_dead(ct)) {
+			ret = -ct_dead(ct);
 			break;
 		}
 		if (ret)
@@ -231,4 +243,46 @@ ct_wait(struct ct_rdma *ct, struct ct_cond *cond, int64_t deadline)
 	if (poller)
 		poller_leave(ct);
 	return ret;
+}
+
+static bool
+quiet(const struct ct_rdma *ct, const struct ct_cond *cond)
+{
+	return !ct->ct_poller && !ct_busy_slots(ct);
+}
+
+static bool
+renewed(const struct ct_rdma *ct, const struct ct_cond *cond)
+{
+	return !ct->ct_renewing;
+}
+
+/* Asleep until cond holds: nothing is polled (the connection may be gone). */
+static int
+wait_plain(struct ct_rdma *ct, bool (*done)(const struct ct_rdma *,
+					    const struct ct_cond *),
+	   int64_t deadline)
+{
+	struct ct_cond cond = { .done = done };
+	struct ct_waiter w = { .cv = thread_cv(), .cond = &cond };
+	int ret;
+
+	while (!done(ct, &cond)) {
+		ret = sleep_cv(ct, &w, deadline);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+int
+ct_wait_quiet(struct ct_rdma *ct, int64_t deadline)
+{
+	return wait_plain(ct, quiet, deadline);
+}
+
+int
+ct_wait_renewed(struct ct_rdma *ct, int64_t deadline)
+{
+	return wait_plain(ct, renewed, deadline);
 }

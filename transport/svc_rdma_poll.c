@@ -3,15 +3,17 @@
  *
  * An unmodified server sleeps in its own loop (svc_run's poll(), or the
  * program's around svc_getreq_poll), so each call costs it a wakeup on
- * top of the client's.  After a call was served, xp_stat polls that
+ * top of the client's.  After a call was answered, xp_stat polls that
  * connection's completion queues for up to poll_us: a call that comes
  * meanwhile is in the ring, and xp_stat says XPRT_MOREREQS, so libtirpc
  * serves it at once without going back to the loop.
  *
- * Bounded, so that nobody waits for it: not at all while another of the
- * program's descriptors is readable (a TCP client, another connection,
- * a listener), and not after SC_POLL_STREAK calls in a row found so: the
- * program's loop then runs and sees everyone.  A connection idle for
+ * Bounded, so that nobody waits for it: only within the connection's
+ * fair turn (sc_turn: SC_ROUND_CALLS calls, SC_ROUND_MS), after which
+ * the program's loop runs and sees everyone; not at all while another of
+ * the program's descriptors is readable (a TCP client, another
+ * connection, a listener); and not while a call waits for its reply from
+ * a worker thread (it would wait for sc->lock).  A connection idle for
  * longer than poll_us costs nothing: its completion channel, armed as
  * before, wakes the loop for its next call.
  */
@@ -22,8 +24,6 @@
 
 #include "svc_rdma_int.h"
 
-/* Calls served in a row from polling before the program's loop runs. */
-#define SC_POLL_STREAK 4
 /* Completions taken per poll. */
 #define SC_POLL_BATCH 16
 /* Empty polls between two looks at the clock. */
@@ -59,10 +59,8 @@ sc_poll_next(struct svc_rdma_conn *sc)
 	unsigned int i;
 	int n;
 
-	if (!us || sc->poll_streak >= SC_POLL_STREAK || others_ready(sc)) {
-		sc->poll_streak = 0;
+	if (!us || others_ready(sc))
 		return false;
-	}
 	until = ep_now_us() + us;
 	for (i = 1; !ep_dead(sc->ep); i++) {
 		n = ep_poll_busy(sc->ep, wc, SC_POLL_BATCH);
@@ -73,16 +71,13 @@ sc_poll_next(struct svc_rdma_conn *sc)
 		if (n > 0) {
 			/* Sends completing, or the call: the ring says. */
 			sc_completions(sc, wc, n);
-			if (sc->rq_count) {
-				sc->poll_streak++;
+			if (sc->rq_count)
 				return true;
-			}
 			continue;
 		}
 		if (i % SC_SPIN_CLOCK == 0 && ep_now_us() >= until)
 			break;
 		ep_relax();
 	}
-	sc->poll_streak = 0;
 	return false;
 }

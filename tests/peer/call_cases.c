@@ -48,6 +48,7 @@ static const struct case_desc {
 	[C_SHORT] = { "short", EXP_NONE, ARG_NONE, false, false },
 	[C_RDMAERROR] = { "rdmaerror", EXP_NONE, ARG_NONE, false, false },
 	[C_BIGREAD] = { "bigread", EXP_BADHEADER, ARG_OPT_NUMBER, false, false },
+	[C_NFS4READ] = { "nfs4read", EXP_SUCCESS, ARG_SIZE, true, true },
 };
 
 /* badchunk's argument, by enum badchunk. */
@@ -181,6 +182,8 @@ case_rpc_call(const struct pcase *pc, uint32_t xid, struct call_io *io,
 			io->res = &io->res_sink;
 		}
 		break;
+	case C_NFS4READ:
+		return nfs4_case_call(pc, xid, io, rpc_proc);
 	case C_SOURCE:
 		io->sargs.length = pc->num;
 		io->sargs.seed = ((uint64_t)xid << 32) | pc->num;
@@ -214,6 +217,8 @@ case_check_results(const struct pcase *pc, const struct call_io *io)
 		       pattern_check(io->res_data.rpctest_data_val, pc->num,
 				     io->sargs.seed) == pc->num ?
 		       "ok" : "mismatch";
+	case C_NFS4READ:
+		return nfs4_case_check(pc, io);
 	default:
 		return NULL;
 	}

@@ -63,6 +63,7 @@ fake_unlock(void)
 
 unsigned int recv_reserved, fake_connects;
 unsigned int fake_sleeps, fake_busy_polls;
+bool fake_refuse;
 static struct ibv_context fake_ctx;
 static struct ibv_pd fake_pd = { .context = &fake_ctx };
 static struct rdma_dev fake_dev;
@@ -213,9 +214,14 @@ ep_connect(const struct sockaddr *dst, const struct sockaddr *src,
 	   int timeout_ms, const struct ep_attr *attr, struct ep **out,
 	   enum rdma_fail *why)
 {
-	struct ep *ep = calloc(1, sizeof(*ep));
+	struct ep *ep;
 	unsigned int i;
 
+	if (fake_refuse) {
+		*why = RDMA_FAIL_UNREACHABLE;
+		return -ECONNREFUSED;
+	}
+	ep = calloc(1, sizeof(*ep));
 	fake_connects++;
 	pthread_mutex_init(&ep->cq_lock, NULL);
 	ep->attr = *attr;
@@ -530,6 +536,7 @@ fake_reset(uint32_t send_max)
 	memset(&srv, 0, sizeof(srv));
 	nbound = nlocal_inv = violations = 0;
 	fake_forked = false;
+	fake_refuse = false;
 	fake_abandoned = 0;
 	fake_send_max = send_max;
 	fake_ctx.ops.alloc_mw = fake_alloc_mw;

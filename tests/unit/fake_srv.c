@@ -188,6 +188,30 @@ srv_error(struct ep *ep, uint32_t xid, uint32_t err)
 		deliver(ep, msg, (size_t)n, 0);
 }
 
+/* A backward-direction call (RFC 8166 s7): an RPC CALL in an RDMA_MSG. */
+static void
+srv_backward_call(struct ep *ep, uint32_t xid)
+{
+	struct rpcrdma_hdr h;
+	uint8_t msg[128];
+	uint32_t call[6] = { htonl(xid), 0, htonl(2), htonl(0x40000000),
+			     htonl(1), 0 };
+	ssize_t n;
+
+	memset(&h, 0, sizeof(h));
+	h.xid = xid;
+	h.vers = RPCRDMA1_VERSION;
+	h.credits = 1;
+	h.proc = RDMA_MSG;
+	n = rpcrdma_hdr_encode(msg, sizeof(msg), &h);
+	if (n <= 0 || (size_t)n + sizeof(call) > sizeof(msg)) {
+		violations++;
+		return;
+	}
+	memcpy(msg + n, call, sizeof(call));
+	deliver(ep, msg, (size_t)n + sizeof(call), 0);
+}
+
 void
 srv_answer_held(struct ep *ep)
 {
@@ -314,6 +338,8 @@ srv_on_call(struct ep *ep, const struct ibv_sge *sge, int nsge)
 			srv_reply_chunks(ep, &h, inv);
 		else
 			srv_reply(ep, h.xid, inv);
+		if (srv.backward_call)
+			srv_backward_call(ep, ~h.xid);
 		if (srv.late_error && srv.nheld) {
 			srv_error(ep, srv.held[0], RDMA_ERR_BADHEADER);
 			memmove(srv.held, srv.held + 1, --srv.nheld * sizeof(srv.held[0]));
@@ -334,6 +360,14 @@ srv_on_call(struct ep *ep, const struct ibv_sge *sge, int nsge)
 		break;
 	case SRV_ERR_VERS:
 		srv_error(ep, h.xid, RDMA_ERR_VERS);
+		break;
+	case SRV_BAD_ERROR:
+		memset(msg, 0, sizeof(msg));
+		(void)rpcrdma_encode_prefix(msg, msg + sizeof(msg), h.xid,
+					    RPCRDMA1_VERSION, srv.credits,
+					    RDMA_ERROR);
+		msg[19] = 9;	/* rdma_err 9: no such error */
+		deliver(ep, msg, 20, 0);
 		break;
 	}
 }
