@@ -42,11 +42,16 @@ ct_of(CLIENT *cl)
 	return (struct ct_rdma *)cl->cl_private;
 }
 
-/* A CLIENT made by the parent, used in a fork() child. */
+/*
+ * A CLIENT made by the parent, used in a fork() child.  Read without
+ * ct_lock (a parent's thread may have held it at the fork): from the
+ * generation its connections belong to, not from ct_ep, which another
+ * thread may be renewing.
+ */
 static bool
 ct_forked(const struct ct_rdma *ct)
 {
-	return ct->ct_ep && ep_forked(ct->ct_ep);
+	return ct->ct_has_gen && ep_gen_forked(ct->ct_gen);
 }
 
 static int64_t
@@ -596,7 +601,7 @@ out:
 static void
 ct_free(struct ct_rdma *ct)
 {
-	if (ct->ct_ep && ep_forked(ct->ct_ep)) {
+	if (ct_forked(ct)) {
 		/* The parent's: its windows, buffers and lock stay untouched. */
 		ep_abandon(ct->ct_ep);
 		free(ct->ct_addr.buf);
@@ -822,6 +827,8 @@ clnt_rdma_create(int fd, const struct netbuf *raddr, const struct sockaddr *dst,
 			ct_log_memory("its receives", 0);
 		goto out_free;
 	}
+	ct->ct_gen = ep_gen(ct->ct_ep);
+	ct->ct_has_gen = true;
 
 	/* One window per chunk and slot, where the device has them. */
 	if (ep_dev(ct->ct_ep)->mw_type2 && ct_windows_alloc(ct)) {

@@ -188,6 +188,8 @@ struct ct_rdma {
 	bool ct_has_src;
 	struct ep_attr ct_attr;
 	int ct_connect_ms;
+	unsigned int ct_gen;		/* the fork generation of its connections */
+	bool ct_has_gen;
 
 	struct rpcrdma_hdr ct_hdr;	/* scratch: a received header */
 	struct rpcrdma_hdr ct_shdr;	/* scratch: call header to encode */

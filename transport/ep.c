@@ -376,6 +376,18 @@ ep_forked(const struct ep *ep)
 	return ep->gen != cred_gen();
 }
 
+unsigned int
+ep_gen(const struct ep *ep)
+{
+	return ep->gen;
+}
+
+bool
+ep_gen_forked(unsigned int gen)
+{
+	return gen != cred_gen();
+}
+
 void
 ep_abandon(struct ep *ep)
 {

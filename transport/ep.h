@@ -116,6 +116,12 @@ void ep_destroy(struct ep *ep);
  */
 bool ep_forked(const struct ep *ep);
 void ep_abandon(struct ep *ep);
+/*
+ * The same from what an owner remembered of its endpoints (ep_gen),
+ * without touching one that another thread may be replacing.
+ */
+unsigned int ep_gen(const struct ep *ep);
+bool ep_gen_forked(unsigned int gen);
 
 /*
  * The event channel of the id is gone (a server connection whose

@@ -267,6 +267,9 @@ ep_forked(const struct ep *ep)
 	return fake_forked;
 }
 
+unsigned int ep_gen(const struct ep *ep) { return 0; }
+bool ep_gen_forked(unsigned int gen) { return fake_forked; }
+
 void
 ep_abandon(struct ep *ep)
 {
@@ -282,7 +285,8 @@ bool ep_rinv_offered(const struct ep *ep) { return true; }
 bool ep_peer_pdata(const struct ep *ep) { return true; }
 unsigned int ep_nrecv(const struct ep *ep) { return ep->attr.nrecv; }
 int ep_comp_fd(const struct ep *ep) { return -1; }
-int ep_dead(const struct ep *ep) { return ep->dead; }
+/* Atomic: the test's thread ends a connection under the client's calls. */
+int ep_dead(const struct ep *ep) { return __atomic_load_n(&ep->dead, __ATOMIC_ACQUIRE); }
 
 const struct sockaddr *
 ep_local_addr(const struct ep *ep)
@@ -299,8 +303,10 @@ ep_peer_addr(const struct ep *ep)
 void
 ep_set_dead(struct ep *ep, int err)
 {
-	if (!ep->dead)
-		ep->dead = err ? err : ECONNRESET;
+	int none = 0;
+
+	(void)__atomic_compare_exchange_n(&ep->dead, &none, err ? err : ECONNRESET,
+					  false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 }
 
 uint8_t *
@@ -370,6 +376,14 @@ ep_wait(struct ep *ep, int64_t deadline)
 			return -ETIMEDOUT;
 		(void)poll(NULL, 0, left < 2 ? (int)left : 2);
 	}
+}
+
+void
+fake_kill(struct ep *ep)
+{
+	ep_set_dead(ep, ECONNRESET);
+	/* What wakes a client when its connection ends (ep_hub.c). */
+	__atomic_store_n(&ep->kicked, 1, __ATOMIC_RELEASE);
 }
 
 void

@@ -93,6 +93,8 @@ bool key_bound(uint32_t key);
 bool was_invalidated_locally(uint32_t key);
 /* The server answers the oldest call it held (a late reply). */
 void srv_answer_held(struct ep *ep);
+/* The connection ends now, as the hub would tell its waiters. */
+void fake_kill(struct ep *ep);
 /* A counter of srv read while client threads run. */
 unsigned int fake_read(const unsigned int *v);
 /* The server answers the F_PROC_ECHO calls of a batch it holds now; how many. */

@@ -230,6 +230,55 @@ test_destroy_waits_all(void)
 }
 
 /*
+ * A connection lost under calls of several threads: the calls in flight
+ * fail on their own threads; the calls after it go on one new
+ * connection, made once all the calls on the old one were done.
+ */
+static void
+test_concurrent_renew(void)
+{
+	CLIENT *cl = make_client(8, 4096);
+	struct ct_rdma *ct = ct_of(cl);
+	struct echoer a[4], b[4];
+	unsigned int i, calls, connects, ok = 0;
+
+	srv.credits = 8;
+	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "a call granting eight credits");
+	calls = srv.calls;
+	connects = fake_connects;
+	memset(a, 0, sizeof(a));
+	memset(b, 0, sizeof(b));
+	for (i = 0; i < 4; i++) {
+		a[i] = (struct echoer){ .cl = cl, .id = i + 1, .calls = 1,
+					.flags = F_NEVER, .timeout_ms = 20000 };
+		CHECK(pthread_create(&a[i].thread, NULL, echo_run, &a[i]) == 0,
+		      "caller %u", i);
+	}
+	while (fake_read(&srv.calls) < calls + 4)
+		(void)poll(NULL, 0, 1);
+	fake_kill(ct->ct_ep);
+	for (i = 0; i < 4; i++) {
+		b[i] = (struct echoer){ .cl = cl, .id = i + 11, .calls = 20,
+					.timeout_ms = 10000 };
+		CHECK(pthread_create(&b[i].thread, NULL, echo_run, &b[i]) == 0,
+		      "caller %u after the loss", i);
+	}
+	for (i = 0; i < 4; i++) {
+		pthread_join(a[i].thread, NULL);
+		pthread_join(b[i].thread, NULL);
+		ok += b[i].ok;
+	}
+	for (i = 0; i < 4; i++)
+		CHECK(a[i].last == RPC_CANTRECV && a[i].err.re_status == RPC_CANTRECV,
+		      "call %u in flight on the lost connection failed (%s), not timed out",
+		      i, clnt_sperrno(a[i].last));
+	CHECK_EQ_U(ok, 80, "the 80 calls after it were answered");
+	CHECK_EQ_U(fake_connects, connects + 1, "on one new connection");
+	CHECK_EQ_U(ct->ct_outstanding, 0, "no credit held after");
+	destroy_client(cl);
+}
+
+/*
  * poll_us: a wait polls the completion queue that long before it sleeps,
  * and a CLIENT between calls polls nothing.
  */
@@ -275,6 +324,7 @@ main(void)
 	test_concurrent_credits();
 	test_concurrent_timeout();
 	test_destroy_waits_all();
+	test_concurrent_renew();
 	test_polling();
 	return check_done();
 }
