@@ -34,6 +34,25 @@
 /* Server connections of the process (for the credits of new ones). */
 static unsigned int sc_live;
 
+/* rpcbind's well-known port (RFC 1833 s3). */
+#define RPCBIND_PORT 111
+
+/*
+ * The netid programs see: "rdma" or "rdma6" (RFC 8166 s11), except on
+ * rpcbind's port.  rpcbind looks a program up under the netid of the
+ * transport the lookup came on, and programs register under "tcp": over
+ * RDMA it would find none of them.
+ */
+static const char *
+svc_rdma_netid(const struct sockaddr *local)
+{
+	bool v6 = local->sa_family == AF_INET6;
+
+	if (sa_port(local) == RPCBIND_PORT)
+		return v6 ? "tcp6" : "tcp";
+	return v6 ? "rdma6" : "rdma";
+}
+
 bool
 svc_rdma_set_addrs(SVCXPRT *xprt, const struct sockaddr *local,
 		   const struct sockaddr *remote)
@@ -46,7 +65,7 @@ svc_rdma_set_addrs(SVCXPRT *xprt, const struct sockaddr *local,
 	memcpy(xprt->xp_ltaddr.buf, local, llen);
 	xprt->xp_ltaddr.len = xprt->xp_ltaddr.maxlen = (u_int)llen;
 	xprt->xp_port = sa_port(local);
-	xprt->xp_netid = strdup(local->sa_family == AF_INET6 ? "rdma6" : "rdma");
+	xprt->xp_netid = strdup(svc_rdma_netid(local));
 	if (!xprt->xp_netid)
 		return false;
 	if (remote) {

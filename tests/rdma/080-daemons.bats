@@ -213,13 +213,17 @@ daemonized() {
 	run ps -o user= -p "$pid"
 	refute_output root
 
-	# Called at its address: rpcbind answers a lookup (rpcinfo -p first
-	# asks where it is) for the netid of the transport that carried it,
-	# and has no netconfig entry for "rdma".
-	run --separate-stderr env RPCRDMA_SHIM_RULE="rdma program 100000" RPCRDMA_SHIM_MODE=require-rdma \
-		LD_PRELOAD="$RPCRDMA_TEST_SHIM_LIB" timeout 60 rpcinfo -a "$RXE_ADDR.0.111" -T tcp 100000 4
+	# Over RDMA: rpcbind looks programs up under the netid of the
+	# transport a lookup came on, which says "tcp" on its port.
+	local -a shim_rpcb=(env "RPCRDMA_SHIM_RULE=rdma program 100000" RPCRDMA_SHIM_MODE=require-rdma
+		LD_PRELOAD="$RPCRDMA_TEST_SHIM_LIB" timeout 60)
+	run --separate-stderr "${shim_rpcb[@]}" rpcinfo -T tcp "$RXE_ADDR" 100000 4
 	assert_success || fail "rpcinfo: $stderr"
 	assert_line 'program 100000 version 4 ready and waiting'
+	assert_shim_line --stderr --prog 100000 client "$RXE_ADDR" 111 RDMA
+	run --separate-stderr "${shim_rpcb[@]}" rpcinfo -p "$RXE_ADDR"
+	assert_success || fail "rpcinfo -p: $stderr"
+	assert_line --regexp '^ +100000 +4 +tcp +111 '
 	assert_shim_line --stderr --prog 100000 client "$RXE_ADDR" 111 RDMA
 	assert_shim_line --log "$log" connection "$RXE_ADDR" '' RDMA
 	assert_log "$log" "RDMA-CM channel [0-9]+: the process's credentials changed; 1 ids moved"
