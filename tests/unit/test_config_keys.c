@@ -61,7 +61,7 @@ test_names(const char *man_path)
 		nkeys++;
 	while (env[nenv])
 		nenv++;
-	CHECK_EQ_U(nkeys, 17, "17 keys");
+	CHECK_EQ_U(nkeys, 18, "18 keys");
 	CHECK_EQ_U(nenv, nkeys + 1, "one variable per key plus the file");
 	CHECK_STR(env[0], "RPCRDMA_SHIM_CONFIG",
 		  "RPCRDMA_SHIM_CONFIG comes first");
