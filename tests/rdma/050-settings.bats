@@ -203,14 +203,14 @@ $("$RPCRDMA_TEST_STAT" -p "$1" 2>&1)"
 	# The default where the device allows it: on.
 	client --rdma -m tli -h "$ADDR" -p "$PORT" -o null,echo -s 64K
 	assert_client_ran null,echo 64K
-	assert_shim_line --prog "$RPCTEST_PROG_NUM" client "$ADDR" "$PORT" 'RDMA, .*, R=1$'
+	assert_shim_line --prog "$RPCTEST_PROG_NUM" client "$ADDR" "$PORT" 'RDMA, .*, R=1, '
 
 	wrap_client -e remote_invalidate=no
 	start_client_bg -m tli -h "$ADDR" -p "$PORT" -o null,echo -s 64K -c 1000000000 -q
 	wait_shown "$CLIENT_PID" '.transports[0].calls > 0'
 	pause_client
-	assert_shim_line --log "$CLIENT_LOG" --prog "$RPCTEST_PROG_NUM" client "$ADDR" "$PORT" 'RDMA, .*, R=0$'
-	assert_shim_line --log "$SERVER_LOG" connection "$ADDR" '' '.*, R=0$'
+	assert_shim_line --log "$CLIENT_LOG" --prog "$RPCTEST_PROG_NUM" client "$ADDR" "$PORT" 'RDMA, .*, R=0, '
+	assert_shim_line --log "$SERVER_LOG" connection "$ADDR" '' '.*, R=0, '
 	stat_json -p "$SERVER_PID" -p "$CLIENT_PID"
 	local cport
 	cport=${ST[$CLIENT_PID.client.local.port]}
