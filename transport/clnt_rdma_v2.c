@@ -167,14 +167,16 @@ ct_v2_answer(struct ct_rdma *ct, const struct ct_slot *slot, uint32_t xid,
 
 	if (ct->ct_vstate != CT_V2_ASK || slot->rvers != RPCRDMA2_VERSION)
 		return false;
-	if (h->proc != RDMA_ERROR) {
+	if (h->proc == RDMA_MSG || h->proc == RDMA_NOMSG) {
 		/* A reply in Version One to Version Two breaks s5.3. */
 		if (h->vers == RPCRDMA2_VERSION)
 			ct_v2_agreed(ct);
-		else if (h->proc == RDMA_MSG || h->proc == RDMA_NOMSG)
+		else
 			ct_v2_to_v1(ct, "answered Version Two in version 1");
 		return false;
 	}
+	if (h->proc != RDMA_ERROR)
+		return false;	/* malformed: the call fails, the next asks */
 	if (h->err != RDMA_ERR_VERS)
 		return false;	/* the call failed; the next one asks again */
 
