@@ -138,6 +138,19 @@ _wait_gone() {
 	wait_until -q "$2" "process $1 ends" _gone "$1"
 }
 
+# _dump_stuck PID: where each thread of a process that does not stop is
+# (kernel wait channel, and the user stacks when gdb is there), so a hang
+# shows its cause in the test's output before the process is killed.
+_dump_stuck() {
+	local pid=$1 t
+	for t in /proc/"$pid"/task/*; do
+		echo "# thread ${t##*/}: $(cat "$t/comm" 2>/dev/null) wchan=$(cat "$t/wchan" 2>/dev/null)" >&2
+	done
+	command -v gdb >/dev/null || return 0
+	timeout 60 gdb -p "$pid" -batch -nx -ex 'thread apply all bt 12' 2>/dev/null |
+		grep -E '^(Thread|#)' | sed 's/^/# /' >&2 || true
+}
+
 # SIGTERM, bounded wait, SIGKILL; reaps a child. Status of the process in
 # STOP_STATUS (128+signal when killed), 1 when it had to be killed.
 _stop_pid() {
@@ -146,6 +159,7 @@ _stop_pid() {
 	kill -TERM "$pid" 2>/dev/null || true
 	if ! _wait_gone "$pid" "$RPCTEST_STOP_TIMEOUT"; then
 		echo "# pid $pid still running ${RPCTEST_STOP_TIMEOUT}s after SIGTERM: SIGKILL" >&2
+		_dump_stuck "$pid"
 		kill -KILL "$pid" 2>/dev/null || true
 		_wait_gone "$pid" 5 || true
 		killed=1
