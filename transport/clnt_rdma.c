@@ -28,6 +28,13 @@ ct_of(CLIENT *cl)
 	return (struct ct_rdma *)cl->cl_private;
 }
 
+/* A CLIENT made by the parent, used in a fork() child. */
+static bool
+ct_forked(const struct ct_rdma *ct)
+{
+	return ct->ct_ep && ep_forked(ct->ct_ep);
+}
+
 static int64_t
 tv_ms(const struct timeval *tv)
 {
@@ -80,6 +87,96 @@ ct_log_memory(const char *what, uint64_t need)
 		 (unsigned long long)(rdma_pool_idle_bytes() >> 10));
 }
 
+/*
+ * A new connection for this CLIENT, as the kernel's client reconnects: the
+ * old one was lost (its late reply's Write failed on the server, the
+ * server went away) or is given up because every slot holds a timed-out
+ * call's memory.  What the old one exposed goes with it, its calls' late
+ * replies with them (over TCP they would be dropped by XID).  The old
+ * connection goes first: its RDMA-CM id holds the source port to keep.
+ * Credits start again from one (RFC 8166 s4.3.3).
+ */
+static int
+ct_renew(struct ct_rdma *ct, int64_t deadline, const char *why_lost)
+{
+	int64_t left = deadline - ep_now_ms();
+	int ms = ct->ct_connect_ms;
+	enum rdma_fail why;
+	struct ep *ep;
+	int ret;
+
+	if (ct->ct_ep) {
+		shim_log(SHIM_LOG_INFO, "client: %s%s, connecting again",
+			 why_lost ? why_lost : "connection lost: ",
+			 why_lost ? "" : strerror(ep_dead(ct->ct_ep)));
+		ep_disconnect(ct->ct_ep);
+		ct_slots_release(ct);
+		ep_destroy(ct->ct_ep);
+		ct->ct_ep = NULL;
+	}
+	memset(ct->ct_slots, 0, sizeof(ct->ct_slots));
+	ct->ct_outstanding = 0;
+	ct->ct_granted = 1;
+	if (left <= 0)
+		return -ETIMEDOUT;
+	if (left < ms)
+		ms = (int)left;
+	ret = ep_connect((struct sockaddr *)&ct->ct_dst,
+			 ct->ct_has_src ? (struct sockaddr *)&ct->ct_src : NULL,
+			 ms, &ct->ct_attr, &ep, &why);
+	if (ret)
+		return ret;
+	ct->ct_ep = ep;
+	if (ep_dev(ep)->mw_type2 && ct_windows_alloc(ct) &&
+	    ep_rinv_offered(ep)) {
+		ep_set_dead(ep, ENOMEM);
+		return -ENOMEM;
+	}
+	shim_log(SHIM_LOG_INFO, "client: connected again");
+	return 0;
+}
+
+/*
+ * Before a call: a connection that works, and a free slot.  Each attempt
+ * may renew the connection once; the call has not left yet, so it is
+ * sent once, on the connection it finds (RFC 8166 s4.3: nothing of the
+ * old one carries over).  Returns the slot, or a negative errno.
+ */
+static int
+ct_ready(struct ct_rdma *ct, int64_t deadline, bool *renewed,
+	 const char *why_lost)
+{
+	int s, ret;
+
+	for (;;) {
+		if (!ct->ct_ep || ep_dead(ct->ct_ep)) {
+			if (*renewed)
+				return ct->ct_ep ? -ep_dead(ct->ct_ep) : -ENOTCONN;
+			*renewed = true;
+			ret = ct_renew(ct, deadline, why_lost);
+			if (ret)
+				return ret;
+		}
+		/* s4.3.3, s4.3.1: never more calls in flight than granted. */
+		ret = ct_wait_room(ct, deadline);
+		if (!ret) {
+			s = ct_get_slot(ct, deadline);
+			if (s >= 0)
+				return s;
+			ret = s;
+			if (s == -ENOSPC && !*renewed) {
+				why_lost = "every call slot holds a timed-out call's memory";
+				ep_set_dead(ct->ct_ep, ENOSPC);
+				continue;
+			}
+		}
+		/* Lost while waiting: a new connection, if not done yet. */
+		if (!ep_dead(ct->ct_ep) || *renewed)
+			return ep_dead(ct->ct_ep) ? -ep_dead(ct->ct_ep) : ret;
+		why_lost = NULL;
+	}
+}
+
 /* The call is sent: wait for its reply and fence its memory. */
 static enum clnt_stat
 ct_await_reply(struct ct_rdma *ct, unsigned int s, uint32_t xid,
@@ -122,6 +219,8 @@ ct_call_once(CLIENT *cl, struct ct_rdma *ct, rpcproc_t proc,
 {
 	struct ep *ep = ct->ct_ep;
 	uint32_t *msg_x_id = &ct->ct_u.ct_mcalli;
+	const char *why_lost = NULL;
+	bool renewed = false;
 	enum clnt_stat st;
 	int64_t deadline;
 	uint32_t x_id;
@@ -130,17 +229,13 @@ ct_call_once(CLIENT *cl, struct ct_rdma *ct, rpcproc_t proc,
 
 	*refresh = false;
 	memset(&ct->ct_error, 0, sizeof(ct->ct_error));
-	if (ep_dead(ep))
-		return ct_fail(ct, RPC_CANTSEND, ep_dead(ep));
 	deadline = ep_now_ms() + tv_ms(&ct->ct_wait);
-
-	/* s4.3.3, s4.3.1: never more calls in flight than granted. */
-	if (ct_wait_room(ct, deadline))
-		return ct_wait_failed(ct);
-	s = ct_get_slot(ct, deadline);
+again:
+	s = ct_ready(ct, deadline, &renewed, why_lost);
 	if (s < 0)
-		return ct_fail(ct, ep_dead(ep) ? RPC_CANTSEND : RPC_TIMEDOUT,
-			       ep_dead(ep));
+		return ct_fail(ct, s == -ETIMEDOUT ? RPC_TIMEDOUT : RPC_CANTSEND,
+			       -s);
+	ep = ct->ct_ep;
 	/* Same XID sequence as clnt_vc: decrement the stored word. */
 	x_id = ntohl(--(*msg_x_id));
 	/*
@@ -154,28 +249,44 @@ ct_call_once(CLIENT *cl, struct ct_rdma *ct, rpcproc_t proc,
 	/*
 	 * The call first, then the chunks for the reply: a call that grows
 	 * holds two buffers for a moment, better not on top of those.
+	 * Timed-out calls' memory is what a new connection gives back.
 	 */
 	ret = ct_slot_callbuf(ct, &ct->ct_slots[s]);
 	if (!ret)
 		ret = ct_encode_call(cl, ct, &ct->ct_slots[s], proc, xdr_args,
 				     args_ptr, &len);
+	if (!ret && ct_slot_buffers(ct, &ct->ct_slots[s]))
+		ret = -ENOBUFS;
+	if ((ret == -ENOMEM || ret == -ENOBUFS) && !renewed &&
+	    ct_any_orphan(ct)) {
+		why_lost = "timed-out calls hold the memory a call needs";
+		ep_set_dead(ep, ENOMEM);
+		goto again;
+	}
 	if (ret == -ENOMEM) {
 		ct_log_memory("a call's arguments", 0);
+		return ct_fail(ct, RPC_CANTSEND, ENOMEM);
+	}
+	if (ret == -ENOBUFS) {
+		ct_log_memory("a call's Reply chunk", ct_call_need(ct));
 		return ct_fail(ct, RPC_CANTSEND, ENOMEM);
 	}
 	if (ret)
 		return ct_fail(ct, RPC_CANTENCODEARGS,
 			       ret == -EMSGSIZE ? EMSGSIZE : 0);
-	if (ct_slot_buffers(ct, &ct->ct_slots[s])) {
-		ct_log_memory("a call's Reply chunk", ct_call_need(ct));
-		return ct_fail(ct, RPC_CANTSEND, ENOMEM);
-	}
 	ret = ct_send_call(ct, (unsigned int)s, x_id, len, deadline);
 	if (ret == -ENOMEM)
 		ct_log_memory("a call's receive and header", 0);
 	if (ret) {
-		/* Nothing reached the server: nothing stays exposed. */
-		ct_fence_now(ct, (unsigned int)s);
+		/*
+		 * Nothing reached the server: nothing stays exposed.  A
+		 * connection found lost at the Send takes its windows with it,
+		 * and the call goes on a new one.
+		 */
+		if (!ep_dead(ep))
+			ct_fence_now(ct, (unsigned int)s);
+		else if (!renewed)
+			goto again;
 		return ct_fail(ct, ret == -ETIMEDOUT ? RPC_TIMEDOUT : RPC_CANTSEND,
 			       -ret);
 	}
@@ -228,7 +339,7 @@ clnt_rdma_call(CLIENT *cl, rpcproc_t proc, xdrproc_t xdr_args, void *args_ptr,
 	enum clnt_stat st;
 	bool refresh;
 
-	if (ep_forked(ct->ct_ep))
+	if (ct_forked(ct))
 		return ct_parents_call(ct);
 	pthread_mutex_lock(&ct->ct_lock);
 	if (!ct->ct_waitset && !time_not_ok(&timeout))
@@ -289,7 +400,7 @@ clnt_rdma_control(CLIENT *cl, u_int request, void *info)
 {
 	struct ct_rdma *ct = ct_of(cl);
 	/* A parent's CLIENT (after fork) answers from memory, unlocked. */
-	bool locked = !ep_forked(ct->ct_ep);
+	bool locked = !ct_forked(ct);
 	bool_t ret = TRUE;
 
 	if (locked)
@@ -399,7 +510,7 @@ clnt_rdma_destroy(CLIENT *cl)
 	 * A parent's CLIENT in a fork() child is not waited for: the lock
 	 * may be held by a thread that exists only in the parent.
 	 */
-	if (!ct->ct_ep || !ep_forked(ct->ct_ep)) {
+	if (!ct_forked(ct)) {
 		pthread_mutex_lock(&ct->ct_lock);
 		pthread_mutex_unlock(&ct->ct_lock);
 	}
@@ -538,7 +649,6 @@ clnt_rdma_create(int fd, const struct netbuf *raddr, const struct sockaddr *dst,
 		.max_send_wr = CT_NSEND + 8 * CT_SLOTS,
 		.remote_inv = p->remote_inv,
 	};
-	struct sockaddr_storage local;
 	struct ct_rdma *ct;
 	CLIENT *cl;
 	int ret;
@@ -580,8 +690,14 @@ clnt_rdma_create(int fd, const struct netbuf *raddr, const struct sockaddr *dst,
 		goto out_free;
 	}
 
-	ret = ep_connect(dst, bound_source(fd, dst, &local),
-			 p->connect_timeout_ms, &attr, &ct->ct_ep, why);
+	if (bound_source(fd, dst, &ct->ct_src))
+		ct->ct_has_src = true;
+	memcpy(&ct->ct_dst, dst, dst->sa_family == AF_INET6 ?
+	       sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in));
+	ct->ct_attr = attr;
+	ct->ct_connect_ms = p->connect_timeout_ms;
+	ret = ep_connect(dst, ct->ct_has_src ? (struct sockaddr *)&ct->ct_src :
+			 NULL, p->connect_timeout_ms, &attr, &ct->ct_ep, why);
 	if (ret) {
 		*err = -ret;
 		if (*why == RDMA_FAIL_MEMLOCK)

@@ -7,7 +7,9 @@
  * wait.  Each wait has its own condition, checked before every
  * completion is taken.
  */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <string.h>
 
 #include "clnt_rdma_int.h"
 #include "common/log.h"
@@ -99,6 +101,25 @@ ct_any_slot_free(const struct ct_rdma *ct, const struct ct_cond *cond)
 	return false;
 }
 
+/*
+ * Whether a message no call waits for speaks of our credits: a late or
+ * duplicate reply does, a backward-direction call does not (RFC 8166
+ * s7.2.1: its rdma_credit is the backward direction's, accounted apart).
+ * RDMA_NOMSG and RDMA_ERROR only ever answer our calls here.
+ */
+static bool
+ct_is_reply(const uint8_t *buf, uint32_t len, const struct rpcrdma_hdr *h)
+{
+	uint32_t dir;
+
+	if (h->proc != RDMA_MSG)
+		return true;
+	if (h->hdrlen + 2 * sizeof(dir) > len)
+		return false;
+	memcpy(&dir, buf + h->hdrlen + sizeof(dir), sizeof(dir));
+	return ntohl(dir) == REPLY;
+}
+
 /* The reply to the call waited for: its header is copied out. */
 static void
 ct_take_reply(struct ct_rdma *ct, const struct ibv_wc *wc, bool well_formed)
@@ -159,6 +180,13 @@ ct_completion(struct ct_rdma *ct, const struct ibv_wc *wc,
 			 wc->byte_len);
 		return ep_post_recv(ep, i);
 	}
+	if (ret && h->proc == RDMA_ERROR) {
+		/* s5.5: an RDMA_ERROR that cannot be decoded is discarded. */
+		shim_log(SHIM_LOG_WARN,
+			 "client: dropped an RDMA_ERROR that cannot be decoded (xid 0x%08x, %u octets)",
+			 h->xid, wc->byte_len);
+		return ep_post_recv(ep, i);
+	}
 	if (cond->want_reply && h->xid == cond->xid) {
 		ct_take_reply(ct, wc, ret == 0);
 		cond->replied = true;
@@ -171,7 +199,7 @@ ct_completion(struct ct_rdma *ct, const struct ibv_wc *wc,
 	 */
 	shim_log(SHIM_LOG_DEBUG, "client: late reply xid 0x%08x dropped",
 		 h->xid);
-	if (ret == 0)
+	if (ret == 0 && ct_is_reply(ep_recv_buf(ep, i), wc->byte_len, h))
 		ct_granted_set(ct, h->credits);
 	ct_orphan_replied(ct, h->xid);
 	return ep_post_recv(ep, i);

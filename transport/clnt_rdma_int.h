@@ -19,6 +19,7 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <sys/socket.h>
 #include <stdint.h>
 
 #include <rpc/rpc.h>
@@ -42,8 +43,14 @@
  * shared receives and a chunk of send buffers, when none is spare yet.
  */
 #define CT_SHARED_NEED ((uint64_t)128 << 10)
-/* Call slots: the active call plus timed-out calls still exposed. */
-#define CT_SLOTS 3
+/*
+ * Call slots: the active call plus timed-out calls whose memory stays
+ * exposed until their late replies come.  When every slot holds one, the
+ * next call starts a new connection (ct_get_slot): revoking a timed-out
+ * call's memory would make its late reply's RDMA Write fail, and the
+ * server close the connection under a later call.
+ */
+#define CT_SLOTS 8
 /* Bound on invalidating a window once the reply is in. */
 #define CT_FENCE_MS 5000
 
@@ -137,6 +144,13 @@ struct ct_rdma {
 	struct ct_slot ct_slots[CT_SLOTS];
 	uint64_t ct_orphans;		/* orphan counter, for ordering */
 
+	/* What a new connection for this CLIENT is made with (ct_renew). */
+	struct sockaddr_storage ct_dst;
+	struct sockaddr_storage ct_src;	/* the bound port to keep */
+	bool ct_has_src;
+	struct ep_attr ct_attr;
+	int ct_connect_ms;
+
 	struct rpcrdma_hdr ct_hdr;	/* scratch: a received header */
 	struct rpcrdma_hdr ct_shdr;	/* scratch: call header to encode */
 	struct ct_reply ct_rep;		/* the reply to the call in progress */
@@ -204,8 +218,14 @@ void ct_inv_done(struct ct_rdma *ct, const struct ibv_wc *wc);
  */
 bool ct_fence_now(struct ct_rdma *ct, unsigned int s);
 
-/* A free slot for the next call (the oldest orphan revoked if needed). */
+/*
+ * A free slot for the next call, once invalidations under way are done;
+ * -ENOSPC when every slot holds a timed-out call still exposed (the
+ * caller starts a new connection), another negative errno on failure.
+ */
 int ct_get_slot(struct ct_rdma *ct, int64_t deadline);
+/* Some slot holds a timed-out call's memory. */
+bool ct_any_orphan(const struct ct_rdma *ct);
 /*
  * The call in slot s was sent but its reply will not be waited for: its
  * credit comes back now; what it exposes stays until its reply comes.

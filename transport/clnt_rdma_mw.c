@@ -9,8 +9,10 @@
  * for the call and released before the reply is decoded.  A call that
  * times out keeps its memory (an "orphan" slot) until its late reply
  * arrives, so a slow server can never write into memory reused for
- * another call; when every slot is taken, the oldest orphan's windows are
- * revoked.  A call that waits for no reply (a zero timeout) offers no
+ * another call, and its late reply lands where it was told to.  When
+ * every slot is taken, the CLIENT moves to a new connection (clnt_rdma.c
+ * ct_renew) instead of revoking one: the orphans' memory goes with the
+ * old one.  A call that waits for no reply (a zero timeout) offers no
  * chunk for one.
  *
  * A window is invalidated once, never twice (rxe 6.1 panics on the
@@ -91,8 +93,12 @@ ct_slots_release(struct ct_rdma *ct)
 void
 ct_slots_idle(struct ct_rdma *ct)
 {
-	struct rdma_dev *dev = ep_dev(ct->ct_ep);
+	struct rdma_dev *dev;
 	unsigned int s;
+
+	if (!ct->ct_ep)
+		return;		/* no connection since the last one was lost */
+	dev = ep_dev(ct->ct_ep);
 
 	for (s = 0; s < CT_SLOTS; s++) {
 		struct ct_slot *slot = &ct->ct_slots[s];
@@ -380,46 +386,6 @@ ct_fence_now(struct ct_rdma *ct, unsigned int s)
 	return false;
 }
 
-/*
- * Revoke what an orphan exposes without an invalidation: its reply may
- * be on the wire, and a Send With Invalidate racing a local invalidation
- * of the same window is the double invalidation rxe 6.1 panics on.
- * Deallocating a window revokes it whatever its state; a fresh one takes
- * its place.  Returns 0, or -ENOMEM when no window could be allocated
- * (the connection must go: per-call registrations cannot stand in when
- * R was advertised).
- */
-static int
-slot_revoke(struct ct_rdma *ct, unsigned int s)
-{
-	struct ct_slot *slot = &ct->ct_slots[s];
-	unsigned int w;
-	int ret = 0;
-
-	for (w = 0; w < CT_NWIN; w++) {
-		struct ct_window *win = &slot->win[w];
-
-		if (!win->mw) {
-			if (win_fence(ct, s, w))
-				ret = -EIO;
-			continue;
-		}
-		if (!win->bound)
-			continue;
-		ibv_dealloc_mw(win->mw);
-		win->bound = false;
-		win->mw = ibv_alloc_mw(ep_dev(ct->ct_ep)->pd, IBV_MW_TYPE_2);
-		if (!win->mw) {
-			ret = -ENOMEM;
-			continue;
-		}
-		win->rkey = win->mw->rkey;
-	}
-	slot->state = SLOT_FREE;
-	ct_slot_recv_put(ct, slot);
-	return ret;
-}
-
 /* ------------------------------------------------------------------ */
 /* Slots                                                               */
 /* ------------------------------------------------------------------ */
@@ -436,49 +402,50 @@ free_slot(const struct ct_rdma *ct)
 	return -ENOENT;
 }
 
+/* Whether a slot is in the given state. */
 static bool
-any_fencing(const struct ct_rdma *ct)
+any_slot(const struct ct_rdma *ct, enum slot_state state)
 {
 	unsigned int s;
 
 	for (s = 0; s < CT_SLOTS; s++)
-		if (ct->ct_slots[s].state == SLOT_FENCING)
+		if (ct->ct_slots[s].state == state)
 			return true;
 	return false;
+}
+
+bool
+ct_any_orphan(const struct ct_rdma *ct)
+{
+	return any_slot(ct, SLOT_ORPHAN);
 }
 
 int
 ct_get_slot(struct ct_rdma *ct, int64_t deadline)
 {
-	unsigned int s, oldest = CT_SLOTS;
-	int found;
+	int found, ret;
 
+	/* Late replies already received free their orphans. */
+	if (free_slot(ct) < 0) {
+		ret = ct_reap(ct);
+		if (ret)
+			return ret;
+	}
 	/* Invalidations already under way finish quickly. */
 	while ((found = free_slot(ct)) < 0) {
-		if (!any_fencing(ct) || ct_wait_slot(ct, deadline))
+		if (!any_slot(ct, SLOT_FENCING))
 			break;
+		if (ct_wait_slot(ct, deadline))
+			return ep_dead(ct->ct_ep) ? -ep_dead(ct->ct_ep) : -ETIMEDOUT;
 	}
 	if (found >= 0)
 		return found;
-	for (s = 0; s < CT_SLOTS; s++)
-		if (ct->ct_slots[s].state == SLOT_ORPHAN &&
-		    (oldest == CT_SLOTS ||
-		     ct->ct_slots[s].orphaned < ct->ct_slots[oldest].orphaned))
-			oldest = s;
-	if (oldest == CT_SLOTS)
-		return -EBUSY;
 	/*
-	 * Give up on the oldest timed-out call: its memory is revoked, and
-	 * a reply the server still writes there fails on its side.
+	 * Every slot is a timed-out call whose reply may still be written
+	 * into its memory: revoking any would make that reply fail on the
+	 * server, which then closes the connection under a later call.
 	 */
-	if (slot_revoke(ct, oldest)) {
-		shim_log(SHIM_LOG_WARN,
-			 "client: cannot revoke a timed-out call's memory, closing the connection");
-		ep_set_dead(ct->ct_ep, EIO);
-		ep_disconnect(ct->ct_ep);
-		return -EIO;
-	}
-	return (int)oldest;
+	return ct_any_orphan(ct) ? -ENOSPC : -EBUSY;
 }
 
 void

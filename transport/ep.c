@@ -639,9 +639,14 @@ ep_connect(const struct sockaddr *dst, const struct sockaddr *src,
 	ep->initiator_depth = 0;
 	param.responder_resources = ep->responder_resources;
 	param.initiator_depth = ep->initiator_depth;
-	/* Bounded transport retries; RNR means broken flow control. */
+	/*
+	 * Bounded transport retries.  No RNR retry, as the kernel's client
+	 * and server: credits (RFC 8166 s4.3) promise a posted receive for
+	 * every message, so a Send that finds none is a flow-control bug,
+	 * to surface as a failed connection rather than be retried away.
+	 */
 	param.retry_count = 6;
-	param.rnr_retry_count = 6;
+	param.rnr_retry_count = 0;
 	if (rdma_connect(ep->id, &param)) {
 		ret = -errno;
 		*why = RDMA_FAIL_UNREACHABLE;
@@ -705,8 +710,9 @@ ep_accept(struct rdma_cm_id *id, const struct rdma_conn_param *req,
 						 req->responder_resources);
 	param.initiator_depth = ep->initiator_depth;
 	param.responder_resources = ep->responder_resources;
+	/* As in ep_connect: no RNR retry, the credits promise a receive. */
 	param.retry_count = 6;
-	param.rnr_retry_count = 6;
+	param.rnr_retry_count = 0;
 	if (rdma_accept(id, &param)) {
 		ret = -errno;
 		goto out_reject;

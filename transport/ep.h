@@ -252,6 +252,22 @@ int ep_wait(struct ep *ep, int64_t deadline);
  */
 bool ep_reap_send(struct ep *ep, const struct ibv_wc *wc);
 
+/*
+ * Server: make the completion channel readable soon although nothing new
+ * arrived (messages already taken wait in the connection's ring): a
+ * signaled RDMA Write of no octets, whose completion on the armed send
+ * CQ raises the event.  Nothing is done while the send queue is full
+ * (those requests' completions raise it).  False when it could not be
+ * posted and none are in flight.
+ */
+bool ep_kick(struct ep *ep);
+/*
+ * Server: arm the send CQ so that the next send-side completion makes the
+ * completion channel readable; poll once more after it.  Returns true
+ * when it was armed now (completions before it need that poll).
+ */
+bool ep_arm_send(struct ep *ep);
+
 /* Milliseconds on the monotonic clock. */
 int64_t ep_now_ms(void);
 

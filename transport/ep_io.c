@@ -226,6 +226,42 @@ ep_wake(struct ep *ep)
 		ep->sq_used++;
 }
 
+bool
+ep_arm_send(struct ep *ep)
+{
+	struct ibv_cq *cq = ep->scq != ep->cq ? ep->scq : ep->cq;
+	bool *armed = ep->scq != ep->cq ? &ep->sarmed : &ep->armed;
+
+	if (*armed || ibv_req_notify_cq(cq, 0))
+		return false;
+	*armed = true;
+	return true;
+}
+
+bool
+ep_kick(struct ep *ep)
+{
+	struct ibv_send_wr wr = {
+		.wr_id = EP_WRID(EP_WR_WAKE, 1),
+		.opcode = IBV_WR_RDMA_WRITE,
+		.send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+
+	if (ep->dead || !ep->qp)
+		return false;
+	(void)ep_arm_send(ep);
+	if (!ep_sq_room(ep, 1))
+		return ep->sq_used > 0;
+	/*
+	 * IBA C9-88: an RDMA Write of no octets checks no key or address
+	 * at the peer; it completes once acknowledged.
+	 */
+	if (ibv_post_send(ep->qp, &wr, &bad))
+		return ep->sq_used > 0;
+	ep->sq_used++;
+	return true;
+}
+
 int
 ep_post_one(struct ep *ep, struct ibv_send_wr *wr)
 {

@@ -10,8 +10,8 @@
  *               takes the next received call (svc_rdma_recvfrom.c),
  *               xp_reply sends its reply (svc_rdma_sendto.c).
  *
- * Everything runs in the program's svc_run() thread, as libtirpc's own
- * transports do.  Each connection's credits are reserved in the device's
+ * libtirpc's svc_run() thread takes calls; replies may come from other
+ * threads, during the dispatch or after it (svc_rdma_int.h).  Each connection's credits are reserved in the device's
  * shared receive queue when it is accepted (sc_grant says how many the
  * budget affords), and a received call is copied out of its receive
  * buffer and the buffer posted again at once, so the credits granted are
@@ -149,43 +149,119 @@ sc_parents(SVCXPRT *xprt)
 static bool_t
 sc_recv_live(SVCXPRT *xprt, struct rpc_msg *msg)
 {
-	return !sc_parents(xprt) && sc_recv(xprt, msg);
+	struct svc_rdma_conn *sc = sc_of(xprt);
+	bool_t ok;
+
+	if (sc_parents(xprt))
+		return FALSE;
+	pthread_mutex_lock(&sc->lock);
+	ok = sc_recv(xprt, msg);
+	sc->dispatching = ok;
+	pthread_mutex_unlock(&sc->lock);
+	return ok;
 }
 
 static bool_t
 sc_getargs_live(SVCXPRT *xprt, xdrproc_t xdr_args, void *args_ptr)
 {
-	return !sc_parents(xprt) && sc_getargs(xprt, xdr_args, args_ptr);
+	struct svc_rdma_conn *sc = sc_of(xprt);
+	bool_t ok;
+
+	if (sc_parents(xprt))
+		return FALSE;
+	pthread_mutex_lock(&sc->lock);
+	ok = sc_getargs(xprt, xdr_args, args_ptr);
+	pthread_mutex_unlock(&sc->lock);
+	return ok;
+}
+
+/*
+ * A reply from outside the dispatch (a worker thread, after svc_run went
+ * on): the call's buffers go now, and svc_run is woken for work whose
+ * completions this thread may have taken from the channel.
+ */
+static void
+sc_late_reply_done(struct svc_rdma_conn *sc)
+{
+	sc_call_done(sc);
+	if (sc->rq_count || sc->pull.active || sc->stalled)
+		(void)ep_kick(sc->ep);
 }
 
 static bool_t
 sc_reply_live(SVCXPRT *xprt, struct rpc_msg *msg)
 {
+	struct svc_rdma_conn *sc = sc_of(xprt);
+	bool_t ok;
+
 	if (sc_parents(xprt)) {
 		shim_log(SHIM_LOG_WARN,
 			 "server: no reply on an RDMA connection accepted before fork(): it is the parent's");
 		return FALSE;
 	}
-	return sc_reply(xprt, msg);
+	pthread_mutex_lock(&sc->lock);
+	ok = sc_reply(xprt, msg);
+	if (!sc->dispatching)
+		sc_late_reply_done(sc);
+	pthread_mutex_unlock(&sc->lock);
+	return ok;
+}
+
+/*
+ * After a dispatch: whether svc_run goes on with this connection.  Not
+ * beyond SC_ROUND_CALLS calls or SC_ROUND_MS: then the others get their
+ * turn, and the descriptor is made readable again (ep_kick) so that the
+ * next poll comes back for the calls still in the ring, as a TCP socket
+ * with data left stays readable.  A connection waiting for completions
+ * (its Sends, its Read chunks) is idle until they wake it.
+ */
+static enum xprt_stat
+sc_turn(struct svc_rdma_conn *sc)
+{
+	if (ep_dead(sc->ep))
+		return XPRT_DIED;
+	if (sc->stalled || sc->pull.active || !sc->rq_count) {
+		sc->round_calls = 0;
+		/* An idle connection holds no send buffer. */
+		if (!sc->rq_count && !sc->pull.active && !sc->in_call &&
+		    sc->reply_idx >= 0) {
+			ep_put_send(sc->ep, (uint32_t)sc->reply_idx);
+			sc->reply_idx = -1;
+		}
+		return XPRT_IDLE;
+	}
+	if (sc->round_calls < SC_ROUND_CALLS &&
+	    ep_now_ms() - sc->round_start < SC_ROUND_MS)
+		return XPRT_MOREREQS;
+	sc->round_calls = 0;
+	return ep_kick(sc->ep) ? XPRT_IDLE : XPRT_MOREREQS;
 }
 
 static enum xprt_stat
 sc_stat(SVCXPRT *xprt)
 {
 	struct svc_rdma_conn *sc = sc_of(xprt);
+	enum xprt_stat st;
 
 	if (sc_parents(xprt))
 		return XPRT_DIED;
-	/* The dispatch of the previous call is over, replied or not. */
-	sc_call_done(sc);
-	if (ep_dead(sc->ep))
-		return XPRT_DIED;
-	return sc->rq_count ? XPRT_MOREREQS : XPRT_IDLE;
+	pthread_mutex_lock(&sc->lock);
+	sc->dispatching = false;
+	/*
+	 * A call not replied to yet stays: a worker thread may answer it
+	 * after the dispatch (until the next call is taken).
+	 */
+	if (!sc->in_call && !sc->pull.active)
+		sc_call_done(sc);
+	st = sc_turn(sc);
+	pthread_mutex_unlock(&sc->lock);
+	return st;
 }
 
 static void
 sc_free(struct svc_rdma_conn *sc)
 {
+	pthread_mutex_destroy(&sc->lock);
 	svc_rdma_free_addrs(&sc->xprt);
 	free(sc->rq_idx);
 	free(sc->rq_len);
@@ -212,12 +288,14 @@ sc_unlink(struct svc_rdma_conn *sc)
 	struct svc_rdma_conn **pp;
 
 	xprt_unregister(&sc->xprt);
+	pthread_mutex_lock(&sc->lst->lock);
 	for (pp = &sc->lst->conns; *pp; pp = &(*pp)->next) {
 		if (*pp == sc) {
 			*pp = sc->next;
 			break;
 		}
 	}
+	pthread_mutex_unlock(&sc->lst->lock);
 }
 
 void
@@ -242,17 +320,24 @@ sc_destroy(SVCXPRT *xprt)
 		sc_abandon(sc);
 		return;
 	}
+	/* A reply on another thread ends first. */
+	pthread_mutex_lock(&sc->lock);
 	sc_unlink(sc);
 	shim_log(SHIM_LOG_DEBUG, "server: connection closed");
 	shim_stats_close(sc->stats);
 	sockfd_del(xprt->xp_fd);
 	ep_disconnect(sc->ep);
 	sc_ring_release(sc);
+	if (sc->pull.active)
+		(void)ep_post_recv(sc->ep, sc->pull.ridx);
+	if (sc->reply_idx >= 0)
+		ep_put_send(sc->ep, (uint32_t)sc->reply_idx);
 	/* Read targets are released once the queue pair is gone. */
 	ep_hold(sc->ep, sc->call_pb);
 	ep_hold(sc->ep, sc->bounce);
 	ep_destroy(sc->ep);
 	__atomic_fetch_sub(&sc_live, 1, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&sc->lock);
 	sc_free(sc);
 }
 
@@ -324,6 +409,19 @@ sc_future(void)
 }
 
 unsigned int
+sc_room(void)
+{
+	unsigned int cap = SC_PLAN_MAX;
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 &&
+	    rl.rlim_cur < (rlim_t)cap + SC_FD_RESERVE)
+		cap = rl.rlim_cur > SC_FD_RESERVE ?
+		      (unsigned int)(rl.rlim_cur - SC_FD_RESERVE) : 0;
+	return __atomic_load_n(&sc_live, __ATOMIC_RELAXED) < cap ? 0 : cap;
+}
+
+unsigned int
 sc_grant(const struct svc_rdma_listener *lst, struct rdma_cm_id *id)
 {
 	struct rdma_dev *dev = id->verbs ? rdma_dev_get(id->verbs) : NULL;
@@ -350,9 +448,11 @@ sc_create(struct svc_rdma_listener *lst, struct ep *ep, unsigned int credits,
 	sc = calloc(1, sizeof(*sc));
 	if (!sc)
 		goto out_destroy;
+	pthread_mutex_init(&sc->lock, NULL);
 	sc->ep = ep;
 	sc->lst = lst;
 	sc->credits = credits;
+	sc->reply_idx = -1;
 	sc->rq_idx = calloc(credits, sizeof(*sc->rq_idx));
 	sc->rq_len = calloc(credits, sizeof(*sc->rq_len));
 	if (!sc->rq_idx || !sc->rq_len)
@@ -375,8 +475,10 @@ sc_create(struct svc_rdma_listener *lst, struct ep *ep, unsigned int credits,
 		       (struct sockaddr *)&sc->raddr))
 		goto out_free;
 	ep_set_owner(ep, sc);
+	pthread_mutex_lock(&lst->lock);
 	sc->next = lst->conns;
 	lst->conns = sc;
+	pthread_mutex_unlock(&lst->lock);
 	__atomic_fetch_add(&sc_live, 1, __ATOMIC_RELAXED);
 	xprt_register(&sc->xprt);
 	sc_publish(sc);

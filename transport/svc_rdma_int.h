@@ -10,14 +10,19 @@
  *   svc_rdma_sendto.c    the reply (xp_reply): encode, chunk placement,
  *                        header and Send; RDMA_ERROR replies
  *
- * Everything runs in the program's svc_run() thread, as libtirpc's own
- * transports do (README.md says what a multi-threaded server would
- * need).  Functions return 0 or a negative errno; bool_t and enum
- * xprt_stat only where libtirpc is answered.
+ * libtirpc calls xp_recv, the dispatch and xp_stat in the thread that
+ * runs svc_run(); a reply may come from any thread, during or after the
+ * dispatch (svc_sendreply from a worker, as over libtirpc's TCP).  Each
+ * connection's lock guards it whole (endpoint, ring, call, reply); the
+ * listener's lock guards its list of connections.  Lock order: a
+ * connection's, then the listener's; other connections only by trylock
+ * (README.md "Threading").  Functions return 0 or a negative errno;
+ * bool_t and enum xprt_stat only where libtirpc is answered.
  */
 #ifndef TRANSPORT_SVC_RDMA_INT_H
 #define TRANSPORT_SVC_RDMA_INT_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -52,14 +57,63 @@
 #define SC_CALLBUF_KEEP ((size_t)64 << 10)
 /* Connections a process plans credits for at most (one descriptor each). */
 #define SC_PLAN_MAX 1024u
-/* How long a reply may wait for a free send buffer or queue room. */
-#define SC_SEND_WAIT_MS 5000
-/* Bound on pulling a call's Read chunks. */
+/*
+ * Descriptors of RLIMIT_NOFILE RDMA connections leave to the rest (TCP
+ * connections, files): a client opening connections without end meets
+ * this, as over TCP, and the budget of registered memory before it.
+ */
+#define SC_FD_RESERVE 16u
+/*
+ * Fairness (one connection must not hold svc_run's thread): calls served
+ * per connection before the others get a turn, and how long a turn may
+ * last; the connection's descriptor is left readable (ep_kick) so that
+ * svc_run comes back to it.
+ */
+#define SC_ROUND_CALLS 4
+#define SC_ROUND_MS 5
+/*
+ * How long a reply may wait for queue room or a send buffer the budget
+ * cannot register yet.  A call is taken only with a send context and the
+ * queue room of its reply set aside (svc_rdma_recvfrom.c), so a client
+ * that keeps to its credits never makes a reply wait.
+ */
+#define SC_SEND_WAIT_MS 10
+/* Send queue entries one reply may take at most: its RDMA Writes and Send. */
+#define SC_REPLY_WRS (SC_MAX_WRITES + 1)
+/* Bound on pulling a call's Read chunks, and on bounced RDMA Writes. */
 #define SC_RW_TIMEOUT_MS 60000
 /* RDMA Writes one reply may need (Write chunk and Reply chunk). */
 #define SC_MAX_WRITES 256
 
 struct svc_rdma_conn;
+
+/*
+ * Where Read chunks land.  Directly: staging is the destination.  Through
+ * the bounce: staged octets are copied to dst + done once read.
+ */
+struct sc_sink {
+	uint8_t *dst;
+	struct rdma_pbuf *stage;	/* what the Reads target */
+	bool bounced;
+	uint64_t done;			/* octets already at dst (bounced) */
+	uint64_t staged;		/* octets in stage */
+};
+
+/*
+ * A call's Read chunks being pulled: the RDMA Reads go out as room
+ * allows and svc_run serves others until their completions wake the
+ * connection again (sc_pull_step).  The message's receive is held.
+ */
+struct sc_pull {
+	bool active;
+	uint32_t ridx, rlen;		/* the message's receive */
+	struct rpcrdma_read_chunk ch[RPCRDMA1_MAX_READ_SEGS];
+	unsigned int nch, c, i;		/* chunk, segment being read */
+	uint32_t seg_done;		/* octets of segment i posted */
+	uint64_t total;
+	int64_t deadline;
+	struct sc_sink k;
+};
 
 struct svc_rdma_listener {
 	SVCXPRT xprt;			/* the listener transport */
@@ -70,6 +124,7 @@ struct svc_rdma_listener {
 	struct rdma_cm_id *id;
 	unsigned int gen;		/* cred_gen() of the process serving it */
 	struct svc_rdma_params params;
+	pthread_mutex_t lock;		/* conns */
 	struct svc_rdma_conn *conns;
 };
 
@@ -78,6 +133,7 @@ struct svc_rdma_conn {
 	char ext[SVC_EXT_SIZE];
 	struct svc_rdma_listener *lst;
 	struct svc_rdma_conn *next;	/* the listener's connections */
+	pthread_mutex_t lock;		/* all of this connection */
 	struct ep *ep;			/* owned; its owner is this */
 	struct sockaddr_storage raddr;
 	struct sockaddr_storage laddr;
@@ -91,7 +147,21 @@ struct svc_rdma_conn {
 	unsigned int rq_head;
 	unsigned int rq_count;
 
-	/* The call being served. */
+	/* svc_run's turn on this connection (SC_ROUND_CALLS, SC_ROUND_MS). */
+	unsigned int round_calls;
+	int64_t round_start;
+	bool stalled;			/* waits for a completion */
+	bool dispatching;		/* between xp_recv and xp_stat */
+	/* A send context set aside for the next reply; -1: none. */
+	int reply_idx;
+	unsigned int reply_wrs;		/* send queue entries it may take */
+	struct sc_pull pull;
+
+	/*
+	 * The call being served: the last one taken, until it is replied
+	 * to or the next is taken (a reply after the dispatch goes to it,
+	 * as libtirpc's TCP answers the last call it read).
+	 */
 	bool in_call;
 	uint32_t xid;
 	struct rpcrdma_hdr hdr;		/* its transport header */
@@ -149,6 +219,8 @@ void svc_rdma_free_addrs(SVCXPRT *xprt);
  */
 unsigned int sc_grant(const struct svc_rdma_listener *lst,
 		      struct rdma_cm_id *id);
+/* 0 when one more connection fits (SC_PLAN_MAX, SC_FD_RESERVE), else the cap. */
+unsigned int sc_room(void);
 
 /*
  * The transport of a connection lst accepted with credits, registered
@@ -192,13 +264,25 @@ bool_t sc_freeargs(SVCXPRT *xprt, xdrproc_t xdr_args, void *args_ptr);
 /* ------------------------------------------------------------------ */
 
 /*
- * The call of a message with Read chunks (inline part inl, inl_len
- * octets), its chunks pulled and re-inserted.  Fills *call, *clen.
- * Returns 0, -EBADMSG for chunks that do not fit the call, -EMSGSIZE
- * over max_call, or another -errno (the connection is then closed).
+ * Start pulling the Read chunks of the message in receive ridx (rlen
+ * octets, header in sc->hdr).  Returns 0 (sc->pull active), -EBADMSG,
+ * -EMSGSIZE over max_call, or -ENOMEM, nothing read.
  */
-int sc_gather_call(struct svc_rdma_conn *sc, const uint8_t *inl,
-		   size_t inl_len, uint8_t **call, size_t *clen);
+int sc_pull_start(struct svc_rdma_conn *sc, uint32_t ridx, uint32_t rlen);
+/*
+ * Post what Reads room allows and copy what finished (after sc_drain).
+ * Returns 0 when every chunk is in, -EINPROGRESS while Reads are out (a
+ * completion wakes the connection), or another -errno (the connection
+ * is then closed).
+ */
+int sc_pull_step(struct svc_rdma_conn *sc);
+/*
+ * The call of the pulled message, its chunks re-inserted (inline part
+ * inl, inl_len octets).  Fills *call, *clen.  Returns 0, -EBADMSG for
+ * chunks that do not fit the call, -EMSGSIZE over max_call, -ENOMEM.
+ */
+int sc_pull_call(struct svc_rdma_conn *sc, const uint8_t *inl,
+		 size_t inl_len, uint8_t **call, size_t *clen);
 
 /*
  * RDMA Writes placing len octets from src into the segments, from

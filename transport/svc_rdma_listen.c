@@ -91,11 +91,24 @@ log_connection(const struct svc_rdma_listener *lst,
 		 sc->credits, ep_rinv(ep), sc_versions_text(sc));
 }
 
+/* As many connections as the descriptors allow: refused at the CM too. */
+static void
+log_full(const struct sockaddr *ra, unsigned int cap)
+{
+	char peer[INET6_ADDRSTRLEN];
+
+	sa_format_addr(ra, peer, sizeof(peer));
+	shim_log(first_from(ra, 1) ? SHIM_LOG_WARN : SHIM_LOG_DEBUG,
+		 "server: refusing an RDMA connection from %s port %u: %u connections already (one descriptor each, %u of RLIMIT_NOFILE left to others; raise ulimit -n)",
+		 peer, sa_port(ra), cap, SC_FD_RESERVE);
+}
+
 static void
 on_connect_request(struct svc_rdma_listener *lst, struct rdma_cm_event *ev)
 {
 	struct rdma_cm_id *id = ev->id;
-	unsigned int credits = sc_grant(lst, id);
+	unsigned int full = sc_room();
+	unsigned int credits = full ? 0 : sc_grant(lst, id);
 	struct svc_rdma_conn *sc;
 	struct ep_attr attr;
 	struct ep *ep;
@@ -109,7 +122,9 @@ on_connect_request(struct svc_rdma_listener *lst, struct rdma_cm_event *ev)
 	}
 	rdma_ack_cm_event(ev);
 	if (ret) {
-		if (ret == -ENOMEM)
+		if (full)
+			log_full(rdma_get_peer_addr(id), full);
+		else if (ret == -ENOMEM)
 			log_refused(rdma_get_peer_addr(id));
 		else
 			shim_log(SHIM_LOG_WARN,
@@ -170,10 +185,12 @@ lst_fail(struct svc_rdma_listener *lst, int err)
 	 * destroys it.  Their ids go with the channel.
 	 */
 	for (sc = lst->conns; sc; sc = sc->next) {
+		pthread_mutex_lock(&sc->lock);
 		ep_set_dead(sc->ep, err);
 		ep_disconnect(sc->ep);
 		ep_wake(sc->ep);
 		ep_cm_lost(sc->ep);
+		pthread_mutex_unlock(&sc->lock);
 	}
 	lst_close_channel(lst);
 }
@@ -197,9 +214,11 @@ on_conn_event(struct rdma_cm_event *ev)
 		 * and is destroyed by libtirpc.
 		 */
 		if (sc) {
+			pthread_mutex_lock(&sc->lock);
 			ep_set_dead(sc->ep, ECONNRESET);
 			ep_disconnect(sc->ep);
 			ep_wake(sc->ep);
+			pthread_mutex_unlock(&sc->lock);
 		}
 		break;
 	default:
@@ -261,6 +280,8 @@ lst_adopt(struct svc_rdma_listener *lst)
 {
 	int ret;
 
+	/* A thread of the parent may have held it at fork(): ours is new. */
+	pthread_mutex_init(&lst->lock, NULL);
 	lst_drop_conns(lst);
 	ret = cm_adopt(lst->ech, lst->id);
 	if (ret) {
@@ -336,6 +357,7 @@ lst_free(struct svc_rdma_listener *lst)
 {
 	if (lst->gen != cred_gen()) {
 		/* The parent's, never taken over: let go, destroy nothing. */
+		pthread_mutex_init(&lst->lock, NULL);
 		lst_drop_conns(lst);
 		lst_let_go(lst);
 	}
@@ -352,6 +374,7 @@ lst_free(struct svc_rdma_listener *lst)
 	if (lst->stats_own)
 		shim_stats_close(lst->stats);
 	svc_rdma_free_addrs(&lst->xprt);
+	pthread_mutex_destroy(&lst->lock);
 	free(lst);
 }
 
@@ -467,6 +490,7 @@ svc_rdma_listen(SVCXPRT *tcp_xprt, const struct sockaddr *addr, u_int sendsz,
 	lst = calloc(1, sizeof(*lst));
 	if (!lst)
 		return -ENOMEM;
+	pthread_mutex_init(&lst->lock, NULL);
 	lst->params = *params;
 	lst->gen = cred_gen();
 

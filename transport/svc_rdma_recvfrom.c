@@ -4,8 +4,10 @@
  * call taken (xp_recv) and its arguments decoded (xp_getargs).
  *
  * xp_recv returns one call at a time; xp_stat says XPRT_MOREREQS while
- * the ring holds more.  A received call is copied out (or its Read chunks
- * pulled into a pool buffer) and the receive posted again at once.
+ * the ring holds more, for a few calls (SC_ROUND_CALLS).  A received call
+ * is copied out and its receive posted again at once; one with Read
+ * chunks keeps its receive while they are pulled, which svc_run does not
+ * wait for (sc_pull_step).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -56,6 +58,14 @@ rq_pop(struct svc_rdma_conn *sc, uint32_t *idx, uint32_t *len)
 	sc->rq_count--;
 }
 
+/* Put the message just taken back at the head of the ring. */
+static void
+rq_unpop(struct svc_rdma_conn *sc)
+{
+	sc->rq_head = (sc->rq_head + sc->credits - 1) % sc->credits;
+	sc->rq_count++;
+}
+
 /* A send-side completion: its buffers back, RDMA Reads and Writes counted. */
 static void
 sc_send_done(struct svc_rdma_conn *sc, const struct ibv_wc *wc)
@@ -101,6 +111,11 @@ sc_drain(struct svc_rdma_conn *sc)
 	} while (n > 0);
 }
 
+/*
+ * Other connections are only tried (trylock): one busy on another thread
+ * keeps its Sends until it reaps them itself.  Lock order: ours, then the
+ * listener's.
+ */
 void
 sc_reap_others(struct svc_rdma_conn *sc)
 {
@@ -108,14 +123,17 @@ sc_reap_others(struct svc_rdma_conn *sc)
 	struct svc_rdma_conn *o;
 	int n, k;
 
+	pthread_mutex_lock(&sc->lst->lock);
 	for (o = sc->lst->conns; o; o = o->next) {
 		/* A parent's connection (after fork) is not ours to poll. */
-		if (o == sc || ep_forked(o->ep))
+		if (o == sc || ep_forked(o->ep) || pthread_mutex_trylock(&o->lock))
 			continue;
 		while ((n = ep_poll_send(o->ep, wc, SC_POLL_BATCH)) > 0)
 			for (k = 0; k < n; k++)
 				sc_send_done(o, &wc[k]);
+		pthread_mutex_unlock(&o->lock);
 	}
+	pthread_mutex_unlock(&sc->lst->lock);
 }
 
 bool
@@ -214,15 +232,12 @@ sc_header_ok(struct svc_rdma_conn *sc, int ret, uint32_t len)
 	return true;
 }
 
-/* A call with Read chunks: 0 with the call, or answered (-errno). */
-static int
-sc_take_chunked(struct svc_rdma_conn *sc, const uint8_t *inl, size_t inl_len,
-		uint8_t **call, size_t *clen)
+/* Read chunks that cannot be pulled (ret): answered unless the link failed. */
+static void
+sc_chunks_failed(struct svc_rdma_conn *sc, int ret)
 {
-	int ret = sc_gather_call(sc, inl, inl_len, call, clen);
-
-	if (ret == 0 || ep_dead(sc->ep))
-		return ret;
+	if (ep_dead(sc->ep))
+		return;
 	if (ret == -EMSGSIZE)
 		shim_log(SHIM_LOG_WARN,
 			 "server: call for xid 0x%08x exceeds max_call (%llu octets)",
@@ -237,30 +252,125 @@ sc_take_chunked(struct svc_rdma_conn *sc, const uint8_t *inl, size_t inl_len,
 			 sc->hdr.xid);
 	sc_call_done(sc);
 	sc_send_error(sc, sc->hdr.xid, sc->hdr.vers, RDMA_ERR_BADHEADER);
-	return ret;
+}
+
+/* The message's receive goes back, then any RDMA_ERROR it earned. */
+static int
+sc_message_done(struct svc_rdma_conn *sc, uint32_t idx, bool call)
+{
+	(void)ep_post_recv(sc->ep, idx);
+	sc->err_defer = false;
+	if (sc->err_pending) {
+		sc->err_pending = false;
+		sc_send_error(sc, sc->err_xid, sc->err_vers, sc->err_code);
+	}
+	return call ? 1 : 0;
+}
+
+/* Go on pulling the Read chunks of the message taken before. */
+static int
+sc_take_pulled(struct svc_rdma_conn *sc, uint8_t **call, size_t *clen)
+{
+	struct sc_pull *p = &sc->pull;
+	int ret = sc_pull_step(sc);
+
+	if (ret == -EINPROGRESS)
+		return ret;
+	p->active = false;
+	if (ret == 0) {
+		const uint8_t *buf = ep_recv_buf(sc->ep, p->ridx);
+
+		ret = sc_pull_call(sc, buf + sc->hdr.hdrlen,
+				   p->rlen - sc->hdr.hdrlen, call, clen);
+		if (ret)
+			sc_chunks_failed(sc, ret);
+	}
+	return sc_message_done(sc, p->ridx, ret == 0);
 }
 
 /*
- * Take one received message.  Returns true with a call ready to decode
- * at *call (*clen octets), false when the message was consumed otherwise
- * (an error answered, a stray message dropped).  Its receive buffer is
- * posted again either way.
+ * Send queue entries the reply to the call in sc->hdr may take: its Send
+ * and an RDMA Write per piece of each Write and Reply chunk segment
+ * (sc_build_writes splits them at the device's largest message).
+ */
+static unsigned int
+sc_reply_wrs(const struct svc_rdma_conn *sc)
+{
+	const struct rpcrdma_hdr *h = &sc->hdr;
+	uint32_t max_msg = ep_max_msg(sc->ep);
+	unsigned int n = 1, i;
+
+	if (!max_msg)
+		return SC_REPLY_WRS;
+	for (i = 0; i < h->nwsegs && n < SC_REPLY_WRS; i++)
+		n += h->wsegs[i].length / max_msg + 1;
+	for (i = 0; h->has_reply && i < h->nreply && n < SC_REPLY_WRS; i++)
+		n += h->reply[i].length / max_msg + 1;
+	return n < SC_REPLY_WRS ? n : SC_REPLY_WRS;
+}
+
+/*
+ * Room on the send queue for the reply to the call just decoded (and for
+ * its Read chunks' Reads first); when there is none, the send CQ is armed
+ * so that the completion making some wakes the connection.
  */
 static bool
+sc_reply_room(struct svc_rdma_conn *sc)
+{
+	unsigned int need;
+	struct ibv_wc wc[SC_POLL_BATCH];
+	int n, k;
+
+	sc->reply_wrs = sc_reply_wrs(sc);
+	need = sc->reply_wrs + (sc->hdr.nreads ? 1 : 0);
+	if (ep_sq_room(sc->ep, need))
+		return true;
+	(void)ep_arm_send(sc->ep);
+	/*
+	 * Only the send side: receives now could not go into the ring,
+	 * whose head is this message's place.
+	 */
+	while ((n = ep_poll_send(sc->ep, wc, SC_POLL_BATCH)) > 0)
+		for (k = 0; k < n; k++)
+			sc_send_done(sc, &wc[k]);
+	return ep_sq_room(sc->ep, need);
+}
+
+/*
+ * Take one received message.  Returns 1 with a call ready to decode at
+ * *call (*clen octets), 0 when the message was consumed otherwise (an
+ * error answered, a stray message dropped), -EINPROGRESS while its Read
+ * chunks are still coming (its receive is held until then), -EAGAIN when
+ * the send queue has no room for its reply yet (it stays in the ring,
+ * the connection waits for a send completion).  Its receive
+ * buffer is posted again once it is done with.
+ */
+static int
 sc_take_message(struct svc_rdma_conn *sc, uint8_t **call, size_t *clen)
 {
-	struct ep *ep = sc->ep;
 	uint32_t idx, len;
 	const uint8_t *buf;
 	bool ok;
+	int ret;
 
+	if (sc->pull.active)
+		return sc_take_pulled(sc, call, clen);
 	rq_pop(sc, &idx, &len);
-	buf = ep_recv_buf(ep, idx);
+	buf = ep_recv_buf(sc->ep, idx);
 	sc->err_defer = true;
 	ok = sc_header_ok(sc, sc_hdr_decode(sc, buf, len), len);
+	if (ok && !sc_reply_room(sc)) {
+		/* Not now: it stays first in the ring. */
+		sc->err_defer = false;
+		rq_unpop(sc);
+		return -EAGAIN;
+	}
 	if (ok && sc->hdr.nreads) {
-		ok = sc_take_chunked(sc, buf + sc->hdr.hdrlen,
-				     len - sc->hdr.hdrlen, call, clen) == 0;
+		ret = sc_pull_start(sc, idx, len);
+		if (ret == 0)
+			return sc_take_pulled(sc, call, clen);
+		sc_chunks_failed(sc, ret);
+		ok = false;
 	} else if (ok) {
 		*clen = len - sc->hdr.hdrlen;
 		if (sc_callbuf_reserve(sc, *clen)) {
@@ -272,13 +382,39 @@ sc_take_message(struct svc_rdma_conn *sc, uint8_t **call, size_t *clen)
 			ok = false;
 		}
 	}
-	(void)ep_post_recv(ep, idx);
-	sc->err_defer = false;
-	if (sc->err_pending) {
-		sc->err_pending = false;
-		sc_send_error(sc, sc->err_xid, sc->err_vers, sc->err_code);
+	return sc_message_done(sc, idx, ok);
+}
+
+/*
+ * A call is taken only when its reply can go out without waiting: a send
+ * context set aside for it here, and room on the send queue for its
+ * RDMA Writes and Send (sc_reply_room, once its header is read).  A
+ * client keeping to its credits always leaves them (s4.3.1: it has no
+ * more calls out than credits, and each reply's Send completes once
+ * delivered); one whose Sends do not complete (it stopped posting
+ * receives) is not served until they do, and meanwhile others are.  The
+ * send CQ is armed so that the completion that frees room wakes it.  A
+ * send buffer the budget cannot register yet is left to sc_reply.
+ */
+static bool
+sc_can_take(struct svc_rdma_conn *sc)
+{
+	int k, idx = 0;
+
+	for (k = 0; k < 2; k++) {
+		if (sc->reply_idx < 0) {
+			idx = ep_get_send(sc->ep);
+			if (idx >= 0)
+				sc->reply_idx = idx;
+		}
+		if (sc->reply_idx >= 0 || idx == -ENOMEM)
+			return true;
+		if (k == 0) {
+			(void)ep_arm_send(sc->ep);
+			sc_drain(sc);
+		}
 	}
-	return ok;
+	return false;
 }
 
 /* ------------------------------------------------------------------ */
@@ -291,11 +427,37 @@ sc_recv(SVCXPRT *xprt, struct rpc_msg *msg)
 	struct svc_rdma_conn *sc = sc_of(xprt);
 	uint8_t *call;
 	size_t clen;
+	int ret;
 
-	sc_call_done(sc);
+	sc->stalled = false;
 	sc_drain(sc);
-	while (sc->rq_count && !ep_dead(sc->ep)) {
-		if (!sc_take_message(sc, &call, &clen))
+	if (!sc->round_calls)
+		sc->round_start = ep_now_ms();
+	/* A pull the connection's end cut short is ended (and said) first. */
+	while (sc->pull.active || (sc->rq_count && !ep_dead(sc->ep))) {
+		if (!sc->pull.active) {
+			if (!sc_can_take(sc)) {
+				sc->stalled = true;
+				return FALSE;
+			}
+			/* The previous call, replied to or not, is over. */
+			sc_call_done(sc);
+		}
+		ret = sc_take_message(sc, &call, &clen);
+		if (ret == -EAGAIN) {
+			sc->stalled = true;
+			return FALSE;
+		}
+		if (ret == -EINPROGRESS) {
+			/* Completions before the arming are polled once more. */
+			if (ep_arm_send(sc->ep)) {
+				sc_drain(sc);
+				continue;
+			}
+			sc->stalled = true;
+			return FALSE;
+		}
+		if (ret == 0)
 			continue;
 		xdrmem_create(&sc->xdrs, (char *)call, (u_int)clen, XDR_DECODE);
 		if (!xdr_callmsg(&sc->xdrs, msg) || msg->rm_xid != sc->hdr.xid) {
@@ -310,6 +472,7 @@ sc_recv(SVCXPRT *xprt, struct rpc_msg *msg)
 		}
 		sc->xid = msg->rm_xid;
 		sc->in_call = true;
+		sc->round_calls++;
 		/* What the Upper Layer Binding says of it (xp_reply's placement). */
 		(void)ulb_parse_call(call, clen, &sc->ulb);
 		SHIM_STATS_ADD(sc->stats, calls, 1);

@@ -51,54 +51,61 @@ sc_bounce(struct svc_rdma_conn *sc)
 }
 
 /*
- * Where Read chunks land.  Directly: staging is the destination.  Through
- * the bounce: staged octets are copied to dst + done once read.
+ * Post one RDMA Read now if room allows: send queue entries beyond what
+ * the call's reply needs, and the client's Read limit (s4.3.1, last
+ * paragraph).  -EAGAIN: wait for a completion.
  */
-struct sc_sink {
-	uint8_t *dst;
-	struct rdma_pbuf *stage;	/* what the Reads target */
-	bool bounced;
-	uint64_t done;			/* octets already at dst (bounced) */
-	uint64_t staged;		/* octets in stage */
-};
-
-/* Wait for the staged Reads, copy them out of the bounce buffer. */
 static int
-sink_flush(struct svc_rdma_conn *sc, struct sc_sink *k, int64_t deadline)
+sc_post_read(struct svc_rdma_conn *sc, struct ibv_send_wr *wr)
 {
-	int ret = sc_rw_wait(sc, deadline);
+	int ret;
 
-	if (ret || !k->bounced)
-		return ret;
+	if (sc->rw_inflight >= ep_read_depth(sc->ep) ||
+	    !ep_sq_room(sc->ep, sc->reply_wrs + 1))
+		return -EAGAIN;
+	ret = ep_post_one(sc->ep, wr);
+	if (ret == 0)
+		sc->rw_inflight++;
+	return ret;
+}
+
+/* The staged Reads are done: copy them out of the bounce buffer. */
+static int
+sink_flush(struct svc_rdma_conn *sc, struct sc_sink *k)
+{
+	if (sc->rw_inflight)
+		return -EINPROGRESS;
+	if (!k->bounced)
+		return 0;
 	memcpy(k->dst + k->done, k->stage->buf.addr, k->staged);
 	k->done += k->staged;
 	k->staged = 0;
 	return 0;
 }
 
-/* RDMA Reads of one Read segment into the sink. */
+/* RDMA Reads of the current Read segment into the sink, as room allows. */
 static int
-sc_read_segment(struct svc_rdma_conn *sc, unsigned int i, struct sc_sink *k,
-		int64_t deadline)
+sc_read_segment(struct svc_rdma_conn *sc, struct sc_pull *p)
 {
-	const struct rpcrdma_segment *seg = &sc->hdr.reads[i].target;
+	const struct rpcrdma_segment *seg = &sc->hdr.reads[p->i].target;
 	uint32_t max_msg = ep_max_msg(sc->ep);
+	struct sc_sink *k = &p->k;
 	uint64_t room;
-	uint32_t done, piece;
+	uint32_t piece;
 	int ret;
 
-	for (done = 0; done < seg->length; done += piece) {
+	for (; p->seg_done < seg->length; p->seg_done += piece) {
 		struct ibv_sge sge;
 		struct ibv_send_wr wr;
 
 		room = k->stage->buf.len - k->staged;
 		if (!room) {
-			ret = sink_flush(sc, k, deadline);
+			ret = sink_flush(sc, k);
 			if (ret)
 				return ret;
 			room = k->stage->buf.len;
 		}
-		piece = seg->length - done;
+		piece = seg->length - p->seg_done;
 		if (piece > max_msg)
 			piece = max_msg;
 		if (piece > room)
@@ -107,13 +114,15 @@ sc_read_segment(struct svc_rdma_conn *sc, unsigned int i, struct sc_sink *k,
 		sge.addr = (uintptr_t)k->stage->buf.addr + k->staged;
 		sge.length = piece;
 		sge.lkey = k->stage->buf.mr->lkey;
-		wr.wr_id = EP_WRID(EP_WR_READ, i);
+		wr.wr_id = EP_WRID(EP_WR_READ, p->i);
 		wr.sg_list = &sge;
 		wr.num_sge = 1;
 		wr.opcode = IBV_WR_RDMA_READ;
-		wr.wr.rdma.remote_addr = seg->offset + done;
+		wr.wr.rdma.remote_addr = seg->offset + p->seg_done;
 		wr.wr.rdma.rkey = seg->handle;
-		ret = sc_post_rw(sc, &wr, deadline);
+		ret = sc_post_read(sc, &wr);
+		if (ret == -EAGAIN)
+			return -EINPROGRESS;
 		if (ret)
 			return ret;
 		k->staged += piece;
@@ -149,83 +158,109 @@ sc_sink_open(struct svc_rdma_conn *sc, uint64_t total, struct sc_sink *k)
 	return 0;
 }
 
-/*
- * Pull the data of Read chunks, chunk after chunk (s4.4.5.2), never more
- * Reads in flight than the client's responder resources allow (s4.3.1).
- * Returns 0 or -errno: -EMSGSIZE beyond max_call, -ENOMEM without the
- * memory for it (both before anything is read), -EBADMSG.
- */
-static int
-sc_read_chunks(struct svc_rdma_conn *sc, const struct rpcrdma_read_chunk *ch,
-	       unsigned int nch)
+int
+sc_pull_start(struct svc_rdma_conn *sc, uint32_t ridx, uint32_t rlen)
 {
-	struct ep *ep = sc->ep;
-	int64_t deadline = ep_now_ms() + SC_RW_TIMEOUT_MS;
-	uint64_t total = 0;
-	struct sc_sink k;
-	unsigned int c, i;
-	int ret;
+	struct sc_pull *p = &sc->pull;
+	unsigned int c;
+	int nch, ret;
 
+	memset(p, 0, sizeof(*p));
 	/* A client that offered no Read resources cannot send Read chunks. */
-	if (!ep_read_depth(ep))
+	if (!ep_read_depth(sc->ep))
 		return -EBADMSG;
-	for (c = 0; c < nch; c++)
-		total += ch[c].length;
-	if (total > sc->lst->params.max_call + EP_MSG_HDR_SLACK)
+	nch = rpcrdma_read_chunks(&sc->hdr, p->ch, RPCRDMA1_MAX_READ_SEGS);
+	if (nch <= 0)
+		return -EBADMSG;
+	p->nch = (unsigned int)nch;
+	for (c = 0; c < p->nch; c++)
+		p->total += p->ch[c].length;
+	if (p->total > sc->lst->params.max_call + EP_MSG_HDR_SLACK)
 		return -EMSGSIZE;
-	ret = sc_sink_open(sc, total, &k);
+	ret = sc_sink_open(sc, p->total, &p->k);
 	if (ret)
 		return ret;
+	p->i = p->ch[0].first;
+	p->ridx = ridx;
+	p->rlen = rlen;
+	p->deadline = ep_now_ms() + SC_RW_TIMEOUT_MS;
+	p->active = true;
+	return 0;
+}
 
-	for (c = 0; c < nch; c++) {
-		for (i = ch[c].first; i < ch[c].first + ch[c].nsegs; i++) {
-			ret = sc_read_segment(sc, i, &k, deadline);
-			if (ret)
-				goto out_fail;
-		}
+/*
+ * Pull the data of Read chunks, chunk after chunk (s4.4.5.2), never more
+ * Reads in flight than the client's responder resources allow (s4.3.1),
+ * without waiting: svc_run serves the other transports meanwhile, and
+ * the Reads' completions make this connection readable again.
+ */
+int
+sc_pull_step(struct svc_rdma_conn *sc)
+{
+	struct sc_pull *p = &sc->pull;
+	int ret = 0;
+
+	if (ep_dead(sc->ep)) {
+		ret = -ep_dead(sc->ep);
+		goto out_fail;
 	}
-	ret = sink_flush(sc, &k, deadline);
+	while (p->c < p->nch) {
+		const struct rpcrdma_read_chunk *ch = &p->ch[p->c];
+
+		if (p->i >= ch->first + ch->nsegs) {
+			if (++p->c < p->nch)
+				p->i = p->ch[p->c].first;
+			p->seg_done = 0;
+			continue;
+		}
+		ret = sc_read_segment(sc, p);
+		if (ret)
+			break;
+		p->i++;
+		p->seg_done = 0;
+	}
+	if (!ret)
+		ret = sink_flush(sc, &p->k);
+	if (ret == -EINPROGRESS && ep_now_ms() >= p->deadline)
+		ret = -ETIMEDOUT;
+	if (ret == -EINPROGRESS)
+		return ret;
 	if (ret)
 		goto out_fail;
 	/* s4.4.5.2: every Read chunk is pulled whole. */
-	SHIM_STATS_ADD(sc->stats, read_chunk_bytes, total);
+	SHIM_STATS_ADD(sc->stats, read_chunk_bytes, p->total);
 	return 0;
 
 out_fail:
 	/* Reads may still target the buffers: the closed connection frees them. */
-	sc_fail(sc, -ret, "RDMA Read of a call's chunks failed");
+	sc_fail(sc, -ret, ret == -ETIMEDOUT ?
+		"the RDMA Reads of a call's chunks did not finish in time" :
+		"RDMA Read of a call's chunks failed");
 	return ret;
 }
 
 int
-sc_gather_call(struct svc_rdma_conn *sc, const uint8_t *inl, size_t inl_len,
-	       uint8_t **call, size_t *clen)
+sc_pull_call(struct svc_rdma_conn *sc, const uint8_t *inl, size_t inl_len,
+	     uint8_t **call, size_t *clen)
 {
-	struct rpcrdma_read_chunk ch[RPCRDMA1_MAX_READ_SEGS];
 	const struct rpcrdma_read_chunk *data_ch;
+	struct sc_pull *p = &sc->pull;
+	unsigned int nch = p->nch;
 	const uint8_t *base;
 	uint64_t rlen;
 	size_t base_len;
 	ssize_t n;
-	int nch, ret;
-
-	nch = rpcrdma_read_chunks(&sc->hdr, ch, RPCRDMA1_MAX_READ_SEGS);
-	if (nch <= 0)
-		return -EBADMSG;
-	ret = sc_read_chunks(sc, ch, (unsigned int)nch);
-	if (ret)
-		return ret;
 
 	/*
 	 * The position-zero chunk holds the call (s4.5.3); other chunks are
 	 * data items re-inserted at their positions with XDR round-up
 	 * (s4.4.5, s4.4.5.1).
 	 */
-	if (ch[0].position == 0) {
+	if (p->ch[0].position == 0) {
 		/* A long call; any later chunks are positioned within it. */
 		base = sc->call_data;
-		base_len = (size_t)ch[0].length;
-		data_ch = ch + 1;
+		base_len = (size_t)p->ch[0].length;
+		data_ch = p->ch + 1;
 		nch--;
 		if (!nch) {
 			*call = sc->call_data;
@@ -235,15 +270,15 @@ sc_gather_call(struct svc_rdma_conn *sc, const uint8_t *inl, size_t inl_len,
 	} else {
 		base = inl;
 		base_len = inl_len;
-		data_ch = ch;
+		data_ch = p->ch;
 	}
-	rlen = rpcrdma_read_rebuild_len(base_len, data_ch, (unsigned int)nch);
+	rlen = rpcrdma_read_rebuild_len(base_len, data_ch, nch);
 	if (rlen > sc->lst->params.max_call + EP_MSG_HDR_SLACK)
 		return -EMSGSIZE;
 	if (!sc_callbuf_reserve(sc, (size_t)rlen))
 		return -ENOMEM;
 	n = rpcrdma_read_rebuild(sc->callbuf, sc->callbuf_cap, base, base_len,
-				 data_ch, (unsigned int)nch,
+				 data_ch, nch,
 				 sc->call_data + (base == inl ? 0 : base_len));
 	if (n < 0)
 		return (int)n;

@@ -24,18 +24,24 @@
 /* Send buffers and the Send                                           */
 /* ------------------------------------------------------------------ */
 
-/* A free send buffer, waiting a bounded time for one; -errno if none. */
+/*
+ * The send context of a reply: the one xp_recv set aside, else (the
+ * budget could not register a buffer then) one found within
+ * SC_SEND_WAIT_MS, reaping other connections' finished Sends.  -errno
+ * (the connection failed) if none.
+ */
 static int
 sc_get_send(struct svc_rdma_conn *sc)
 {
 	struct ep *ep = sc->ep;
 	int64_t deadline = ep_now_ms() + SC_SEND_WAIT_MS;
-	int idx;
+	int idx = sc->reply_idx;
 
-	for (;;) {
+	sc->reply_idx = -1;
+	for (; idx < 0;) {
 		idx = ep_get_send(ep);
 		if (idx >= 0 || ep_dead(ep))
-			return idx;
+			break;
 		sc_drain(sc);
 		/*
 		 * Send buffers are shared: finished Sends of other
@@ -45,19 +51,22 @@ sc_get_send(struct svc_rdma_conn *sc)
 			sc_reap_others(sc);
 		idx = ep_get_send(ep);
 		if (idx >= 0 || ep_dead(ep))
-			return idx;
-		if (!sc_sleep(sc, idx == -ENOMEM && deadline > ep_now_ms() + 10 ?
-			      ep_now_ms() + 10 : deadline) &&
+			break;
+		/* Others' Sends free memory without waking this channel. */
+		if (!sc_sleep(sc, idx == -ENOMEM && deadline > ep_now_ms() + 1 ?
+			      ep_now_ms() + 1 : deadline) &&
 		    ep_now_ms() >= deadline) {
 			sc_fail(sc, ETIMEDOUT, "no send buffer came free in time");
 			return -ETIMEDOUT;
 		}
 	}
+	return idx;
 }
 
 /*
- * Post a Send (with npre work requests before it), waiting a bounded time
- * for send queue room.  On failure idx goes back and attach is released.
+ * Post a Send (with npre work requests before it), waiting at most
+ * SC_SEND_WAIT_MS for send queue room (sc_reply_room made sure of it for
+ * a call's reply).  On failure idx goes back and attach is released.
  */
 static int
 sc_post_send(struct svc_rdma_conn *sc, uint32_t idx, struct ibv_send_wr *pre,
@@ -106,9 +115,20 @@ sc_send_error(struct svc_rdma_conn *sc, uint32_t xid, uint32_t vers,
 		sc->err_code = err;
 		return;
 	}
-	idx = sc_get_send(sc);
-	if (idx < 0)
+	/*
+	 * Never waited for: a client whose Sends do not complete, or that
+	 * floods bad messages, gets no RDMA_ERROR beyond what the spare
+	 * send contexts (SC_NSEND_EXTRA) and the queue hold.
+	 */
+	idx = ep_get_send(ep);
+	if (idx < 0 || !ep_sq_room(ep, 2)) {
+		if (idx >= 0)
+			ep_put_send(ep, (uint32_t)idx);
+		shim_log(SHIM_LOG_DEBUG,
+			 "server: no send context free: RDMA_ERROR for xid 0x%08x not sent",
+			 xid);
 		return;
+	}
 	SHIM_STATS_ADD(sc->stats, rdma_errors, 1);
 	len = sc_error_encode(sc, ep_send_buf(ep, (uint32_t)idx),
 			      ep_send_buf_size(ep), xid, vers, err);

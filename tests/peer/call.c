@@ -495,7 +495,7 @@ run_case(struct pconn *c, const struct opts *o, const struct pcase *pc,
 	return ok;
 }
 
-static struct pconn *
+struct pconn *
 client_connect(const struct opts *o)
 {
 	struct sockaddr_storage ss;

@@ -28,6 +28,7 @@ extern const char *const expect_names[EXP_COUNT];
 enum case_kind {
 	C_NULL, C_ECHO, C_SINK, C_SOURCE, C_NOPROG, C_BADVERS, C_MSGP, C_DONE,
 	C_BADPROC, C_BADCHUNK, C_XIDMISMATCH, C_SHORT, C_RDMAERROR, C_BIGREAD,
+	C_NFS4READ,
 	/* Version Two (draft-cel-nfsv4-rpcrdma-version-two-01) */
 	C_OPT, C_OPTCALL, C_OPTREPLY, C_V2BACK, C_V2MISMATCH, C_V2TRUNC,
 	C_COUNT
@@ -88,11 +89,20 @@ size_t build_case(struct pconn *c, const struct opts *o, const struct pcase *pc,
 /* The check of a case's decoded results: "ok", "mismatch", NULL for none. */
 const char *case_check_results(const struct pcase *pc, const struct call_io *io);
 
+/* call_nfs4.c: nfs4read, an NFSv4.1 READ COMPOUND */
+
+bool nfs4_case_call(const struct pcase *pc, uint32_t xid, struct call_io *io,
+		    uint32_t *rpc_proc);
+const char *nfs4_case_check(const struct pcase *pc, const struct call_io *io);
+
 /* call.c */
 
 /* Register memory for the chunks of one call (read, write, reply octets). */
 int chunk_alloc(struct pconn *c, struct chunk_mem *cm, uint32_t read_len,
 		uint32_t write_len, uint32_t reply_len);
+/* Connect as the options say; NULL (said on stdout) when that fails. */
+struct pconn *client_connect(const struct opts *o);
+
 /* A segment describing len octets at p of a chunk registration. */
 struct rpcrdma_segment chunk_segment(const struct chunk_mem *cm, const uint8_t *p,
 				     uint32_t len);

@@ -49,6 +49,7 @@ static const struct case_desc {
 	[C_SHORT] = { "short", EXP_NONE, ARG_NONE, false, false },
 	[C_RDMAERROR] = { "rdmaerror", EXP_NONE, ARG_NONE, false, false },
 	[C_BIGREAD] = { "bigread", EXP_BADHEADER, ARG_OPT_NUMBER, false, false },
+	[C_NFS4READ] = { "nfs4read", EXP_SUCCESS, ARG_SIZE, true, true },
 	[C_OPT] = { "opt", EXP_INVALID_OPTION, ARG_OPT_NUMBER, false, false },
 	[C_OPTCALL] = { "optcall", EXP_INVALID_OPTION, ARG_NONE, false, false },
 	[C_OPTREPLY] = { "optreply", EXP_NONE, ARG_NONE, false, false },
@@ -209,6 +210,8 @@ case_rpc_call(const struct pcase *pc, uint32_t xid, struct call_io *io,
 			io->res = &io->res_sink;
 		}
 		break;
+	case C_NFS4READ:
+		return nfs4_case_call(pc, xid, io, rpc_proc);
 	case C_SOURCE:
 		io->sargs.length = pc->num;
 		io->sargs.seed = ((uint64_t)xid << 32) | pc->num;
@@ -242,6 +245,8 @@ case_check_results(const struct pcase *pc, const struct call_io *io)
 		       pattern_check(io->res_data.rpctest_data_val, pc->num,
 				     io->sargs.seed) == pc->num ?
 		       "ok" : "mismatch";
+	case C_NFS4READ:
+		return nfs4_case_check(pc, io);
 	default:
 		return NULL;
 	}
@@ -294,7 +299,8 @@ build_v2_case(struct pconn *c, const struct opts *o, const struct pcase *pc,
 	struct rpcrdma_segment seg = { .handle = 0x1234, .length = 4096, .offset = 0x1000 };
 	struct rpcrdma_write_chunk wc = { .first = 0, .nsegs = 1 };
 	uint8_t *p = c->send_mem, *end = c->send_mem + PEER_SEND_BUF, *q;
-	uint32_t proc = pc->kind <= C_OPTREPLY ? RDMA2_OPTIONAL : RDMA2_MSG;
+	uint32_t proc = pc->kind == C_OPT || pc->kind == C_OPTCALL ||
+			pc->kind == C_OPTREPLY ? RDMA2_OPTIONAL : RDMA2_MSG;
 	size_t n = 0;
 
 	q = rpcrdma_encode_prefix(p, end, xid, RPCRDMA2_VERSION, o->credits, proc);

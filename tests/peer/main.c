@@ -172,5 +172,7 @@ main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	run_deadline = now_ms() + (int64_t)o.timeout_s * 1000;
 
+	if (o.abuse)
+		return run_abuse(&o);
 	return o.serve ? run_serve(&o) : run_call(&o);
 }

@@ -19,7 +19,9 @@ usage(void)
 	fprintf(stderr,
 		"usage: %s call  -a ADDR -p PORT [options] CASE...\n"
 		"       %s serve -a ADDR -p PORT [options] silent|reject|accept|rkey-after-reply|\n"
-		"                                          drop-first|late-first|inv-first\n"
+		"                                          drop-first|late-first|inv-first|\n"
+		"                                          late-many\n"
+		"       %s abuse -a ADDR -p PORT [options] flood|no-repost|vanish-read\n"
 		"options:\n"
 		"  -a, --addr ADDR       numeric IPv4 or IPv6 address (call: the server's,\n"
 		"                        serve: the one to listen on)\n"
@@ -37,7 +39,8 @@ usage(void)
 		"  --quiet-wait MS       call: wait for an answer that must not come\n"
 		"                        (default %d)\n"
 		"  --connections N       serve: end after N connections closed (accept,\n"
-		"                        rkey-after-reply) or N requests rejected (default 1)\n"
+		"                        rkey-after-reply) or N requests rejected (default 1);\n"
+		"                        abuse: connections doing it at once\n"
 		"  --rd-atom N|I:R       call: the connect's initiator_depth (RDMA Reads\n"
 		"                        we may issue) and responder_resources (Reads we\n"
 		"                        answer): N for both, or I and R (the Linux\n"
@@ -57,6 +60,9 @@ usage(void)
 		"  --drop-v2             serve: answer no RPC-over-RDMA Version Two message\n"
 		"                        (by default: ERR_VERS 1..1, as any Version One\n"
 		"                        server)\n"
+		"  --held N              serve late-many: the run's first N calls (default 4,\n"
+		"                        at most 32) are answered late, each by its Reply\n"
+		"                        chunk, once the next call on its connection came\n"
 		"  -r, --ready FILE      serve: write \"ready PORT\" to FILE once listening\n"
 		"  -v, --verbose         print every RDMA-CM event\n"
 		"call cases, run in order on one connection; CASE[=EXPECT] overrides the\n"
@@ -64,12 +70,13 @@ usage(void)
 		"invalid-option, any):\n"
 		"  null echo:N sink:N source:N noprog badvers[:V] msgp done badproc[:N]\n"
 		"  badchunk[:disc|trunc|count] xidmismatch short rdmaerror bigread[:N]\n"
+		"  nfs4read:N (an NFSv4.1 READ COMPOUND of N octets: --prog 100003 --vers 4)\n"
 		"  Version Two: opt[:TYPE] optcall optreply v2back v2mismatch v2trunc:N\n"
-		"  null, echo, sink, source and noprog take chunks: +read (the call in a\n"
+		"  null, echo, sink, source, noprog and nfs4read take chunks: +read (the call in a\n"
 		"  position-zero Read chunk), +reply (a Reply chunk), +write (a Write\n"
 		"  chunk for the result of echo and source), e.g. echo:8000+read+reply\n"
 		"exit status: 0 as expected, 1 not as expected, 2 setup failed, 64 usage\n",
-		progname, progname, RPCTEST_PROG, RPCTEST_VERS, DEFAULT_TIMEOUT_S,
+		progname, progname, progname, RPCTEST_PROG, RPCTEST_VERS, DEFAULT_TIMEOUT_S,
 		DEFAULT_ANSWER_MS, DEFAULT_QUIET_MS);
 	exit(EX_USAGE);
 }
@@ -172,7 +179,7 @@ parse_options(struct opts *o, int argc, char **argv)
 	enum {
 		OPT_PDATA = 256, OPT_PROG, OPT_VERS, OPT_CREDITS, OPT_TIMEOUT,
 		OPT_ANSWER, OPT_QUIET, OPT_CONNS, OPT_KEEP, OPT_RDATOM,
-		OPT_OLD, OPT_SEGMAX, OPT_DROPV2, OPT_RPCRDMA,
+		OPT_OLD, OPT_SEGMAX, OPT_HELD, OPT_DROPV2, OPT_RPCRDMA,
 	};
 	static const struct option longopts[] = {
 		{ "addr", required_argument, NULL, 'a' },
@@ -192,6 +199,7 @@ parse_options(struct opts *o, int argc, char **argv)
 		{ "rd-atom", required_argument, NULL, OPT_RDATOM },
 		{ "old-kernel", no_argument, NULL, OPT_OLD },
 		{ "seg-max", required_argument, NULL, OPT_SEGMAX },
+		{ "held", required_argument, NULL, OPT_HELD },
 		{ "drop-v2", no_argument, NULL, OPT_DROPV2 },
 		{ "rpcrdma", required_argument, NULL, OPT_RPCRDMA },
 		{ NULL, 0, NULL, 0 },
@@ -207,10 +215,12 @@ parse_options(struct opts *o, int argc, char **argv)
 		o->serve = false;
 	else if (strcmp(argv[1], "serve") == 0)
 		o->serve = true;
+	else if (strcmp(argv[1], "abuse") == 0)
+		o->abuse = true;
 	else if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)
 		usage();
 	else
-		usage_error("the first argument must be call or serve", argv[1]);
+		usage_error("the first argument must be call, serve or abuse", argv[1]);
 
 	o->pdata = PD_SIZES;
 	o->pd.send_size = 4096;
@@ -289,6 +299,9 @@ parse_options(struct opts *o, int argc, char **argv)
 				usage_error("bad --seg-max", optarg);
 			break;
 		}
+		case OPT_HELD:
+			o->held = (unsigned int)parse_number(optarg, 32);
+			break;
 		case OPT_CONNS:
 			o->connections = (unsigned int)parse_number(optarg, 100000);
 			if (!o->connections)
@@ -298,6 +311,8 @@ parse_options(struct opts *o, int argc, char **argv)
 			usage();
 		}
 	}
+	if (!o->held)
+		o->held = 4;
 	if (!credits_set)
 		o->credits = o->serve ? 32 : 8;
 	/* (RPCSVC_MAXPAGES + 2) and RPCSVC_MAXPAGES pages of 4 KiB. */
@@ -317,6 +332,8 @@ parse_options(struct opts *o, int argc, char **argv)
 		usage_error("missing", "CASE");
 	if (o->serve && o->ncases != 1)
 		usage_error("serve takes one case", o->cases[1]);
+	if (o->abuse && o->ncases != 1)
+		usage_error("abuse takes one mode", o->cases[1]);
 	if (o->ncases > PEER_MAX_CASES)
 		usage_error("too many cases", o->cases[PEER_MAX_CASES]);
 }

@@ -12,6 +12,7 @@
  *   serve.c        the serve role: listener, connections, serve cases
  *   serve_msg.c    serving one received message: header, chunks, reply
  *   serve_procs.c  the RPC procedures served, and the dispatch to them
+ *   abuse.c        the abuse role: flooding, non-reposting, vanishing clients
  *
  * call.h and serve.h hold what the files of one role share.
  */
@@ -141,6 +142,7 @@ enum pdata_kind {
 
 struct opts {
 	bool serve;
+	bool abuse;			/* the abuse role (abuse.c) */
 	const char *addr;
 	unsigned int port;
 	bool have_port;
@@ -161,6 +163,7 @@ struct opts {
 	 * with rnr_retry 0.
 	 */
 	bool old_kernel;
+	unsigned int held;		/* serve late-many: replies held back */
 	uint32_t special_seg_max;	/* Reply and Read segments */
 	uint32_t write_seg_max;		/* Write segments */
 	bool drop_v2;			/* serve: Version Two messages unanswered */
@@ -305,5 +308,7 @@ const char *accept_stat_name(enum accept_stat st);
 int run_call(const struct opts *o);
 /* serve.c */
 int run_serve(const struct opts *o);
+/* abuse.c: clients that hurt a server (its modes are described there) */
+int run_abuse(const struct opts *o);
 
 #endif

@@ -21,6 +21,7 @@ static const char *const serve_case_names[] = {
 	[SV_RKEY] = "rkey-after-reply",
 	[SV_DROP_FIRST] = "drop-first",
 	[SV_LATE_FIRST] = "late-first",
+	[SV_LATE_MANY] = "late-many",
 	[SV_INV_FIRST] = "inv-first",
 };
 #define NSERVE_CASES (sizeof(serve_case_names) / sizeof(serve_case_names[0]))
@@ -208,6 +209,8 @@ conn_closed(struct server *s, struct pconn *c, const char *event)
 			out("late_read=untested reason=no_later_call conn=%u of_xid=0x%08x",
 			    c->number, c->late.xid);
 	}
+	if (s->sc == SV_LATE_MANY)
+		late_many_closed(c);
 	out("disconnected conn=%u calls=%u event=%s", c->number, c->calls, event);
 	c->closed = true;
 	s->closed++;

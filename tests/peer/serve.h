@@ -26,6 +26,8 @@ enum serve_case {
 				 * Reply chunk when it offered one (as Linux does) */
 	SV_INV_FIRST,		/* answer the second call With Invalidate of the
 				 * first call's Reply chunk, then the first late */
+	SV_LATE_MANY,		/* answer the first --held calls late, by their
+				 * Reply chunks (serve_late.c) */
 };
 
 /* The listener and everything seen on it. */
@@ -65,10 +67,25 @@ void send_reply(struct server *s, struct pconn *c, const uint8_t *payload,
  */
 bool hold_reply(struct server *s, struct pconn *c, const uint8_t *payload,
 		size_t plen);
+/* Keep the reply to c's current call in hr; false when it does not fit. */
+bool keep_reply(struct held_reply *hr, const struct pconn *c,
+		const uint8_t *payload, size_t plen);
 /* Before serving a later call: what the serve case does with the held reply. */
 void held_reply_due(struct server *s, struct pconn *c);
+/* Send c->held now: the call it answers timed out long ago. */
+void send_held(struct server *s, struct pconn *c);
 /* Place an opaque result in the call's first Write chunk; true when it took it. */
 bool use_write_chunk(struct pconn *c, const rpctest_data *d);
+
+/* serve_late.c: late-many */
+
+/* Hold this reply back; true when it was. */
+bool late_many_hold(struct server *s, struct pconn *c, const uint8_t *payload,
+		    size_t plen);
+/* A call came on c: the replies held for c go out first, unless it is held too. */
+void late_many_due(struct server *s, struct pconn *c);
+/* c closed: the replies still held for it are lost. */
+void late_many_closed(struct pconn *c);
 
 /* serve_procs.c */
 

@@ -249,12 +249,29 @@ send_reply(struct server *s, struct pconn *c, const uint8_t *payload,
 	send_error(c, s->o, h->xid, RPCRDMA1_VERSION, RDMA_ERR_BADHEADER);
 }
 
+/* Keep the reply to c's current call in hr; false when it does not fit. */
+bool
+keep_reply(struct held_reply *hr, const struct pconn *c,
+	   const uint8_t *payload, size_t plen)
+{
+	if (plen > sizeof(hr->rpc))
+		return false;
+	hr->hdr = c->hdr;
+	memcpy(hr->rpc, payload, plen);
+	hr->len = plen;
+	hr->pending = true;
+	out("reply_held conn=%u xid=0x%08x", c->number, c->hdr.xid);
+	return true;
+}
+
 bool
 hold_reply(struct server *s, struct pconn *c, const uint8_t *payload,
 	   size_t plen)
 {
 	struct held_reply *hr = &c->held;
 
+	if (s->sc == SV_LATE_MANY)
+		return late_many_hold(s, c, payload, plen);
 	if (c->calls != 1 || hr->pending)
 		return false;
 	switch (s->sc) {
@@ -263,21 +280,13 @@ hold_reply(struct server *s, struct pconn *c, const uint8_t *payload,
 		return true;
 	case SV_LATE_FIRST:
 	case SV_INV_FIRST:
-		if (plen > sizeof(hr->rpc))
-			return false;
-		hr->hdr = c->hdr;
-		memcpy(hr->rpc, payload, plen);
-		hr->len = plen;
-		hr->pending = true;
-		out("reply_held conn=%u xid=0x%08x", c->number, c->hdr.xid);
-		return true;
+		return keep_reply(hr, c, payload, plen);
 	default:
 		return false;
 	}
 }
 
-/* Send the held reply now: the call it answers timed out long ago. */
-static void
+void
 send_held(struct server *s, struct pconn *c)
 {
 	struct rpcrdma_hdr cur = c->hdr;
@@ -288,7 +297,7 @@ send_held(struct server *s, struct pconn *c)
 	c->rhdr.nwsegs = 0;
 	memcpy(c->data_mem + PEER_REGION, c->held.rpc, c->held.len);
 	/* Linux's server uses the Reply chunk whenever one is offered. */
-	c->reply_chunk_always = s->sc == SV_LATE_FIRST;
+	c->reply_chunk_always = s->sc == SV_LATE_FIRST || s->sc == SV_LATE_MANY;
 	send_reply(s, c, c->data_mem + PEER_REGION, c->held.len, "SUCCESS",
 		   "late=1");
 	c->reply_chunk_always = false;
@@ -300,6 +309,10 @@ held_reply_due(struct server *s, struct pconn *c)
 {
 	const struct rpcrdma_hdr *first = &c->held.hdr;
 
+	if (s->sc == SV_LATE_MANY) {
+		late_many_due(s, c);
+		return;
+	}
 	if (!c->held.pending)
 		return;
 	if (s->sc == SV_INV_FIRST && c->calls == 2) {

@@ -50,6 +50,10 @@ const char *progname = "rpctest-server";
  */
 static uint64_t corrupt_at = UINT64_MAX;
 
+/* -T N: worker threads answering after the dispatch (server_defer.c). */
+static int defer_threads;
+static void (*serve_dispatch)(struct svc_req *, SVCXPRT *) = dispatch;
+
 static void
 corrupt(char *buf, uint64_t len)
 {
@@ -428,7 +432,7 @@ create_fixed(enum mode mode, const char *addr, unsigned int port,
 			close(fd);
 			return NULL;
 		}
-		if (!svc_register(xprt, prog, RPCTEST_VERS, dispatch, 0)) {
+		if (!svc_register(xprt, prog, RPCTEST_VERS, serve_dispatch, 0)) {
 			fprintf(stderr, "%s: svc_register failed\n", progname);
 			svc_destroy(xprt);
 			return NULL;
@@ -449,7 +453,7 @@ create_fixed(enum mode mode, const char *addr, unsigned int port,
 		close(fd);
 		return NULL;
 	}
-	if (!svc_reg(xprt, prog, RPCTEST_VERS, dispatch, NULL)) {
+	if (!svc_reg(xprt, prog, RPCTEST_VERS, serve_dispatch, NULL)) {
 		fprintf(stderr, "%s: svc_reg failed\n", progname);
 		svc_destroy(xprt);
 		return NULL;
@@ -491,7 +495,7 @@ usage(void)
 {
 	fprintf(stderr,
 		"usage: %s [-p PORT [-a ADDR] [-m tli|tcp]] [-P PROG] [-r FILE]\n"
-		"       [-L LOOP] [-X OFF] [-D 1|2] [-W N] [-u] [-f] [-x CMD]\n"
+		"       [-L LOOP] [-X OFF] [-D 1|2] [-W N] [-u] [-f] [-x CMD] [-T N]\n"
 		"  -p PORT   listen on this TCP port, no rpcbind registration\n"
 		"            (0: any free port, reported in the ready file)\n"
 		"  -a ADDR   numeric bind address for -p (default 0.0.0.0; with a colon: IPv6)\n"
@@ -513,6 +517,8 @@ usage(void)
 		"  -f        fork on each NULL call: the child tries to answer on the\n"
 		"            transport it inherited, then the parent answers\n"
 		"  -x CMD    on SIGUSR2 run CMD through system(), popen() and fork+exec\n"
+		"  -T N      hand each call to one of N worker threads, which answers it\n"
+		"            after the dispatch returned (not with -u, -f or -W)\n"
 		"SIGTERM or SIGINT stop the server; it then exits 0.\n",
 		progname, RPCTEST_PROG, RPCTEST_VERS);
 	exit(EX_USAGE);
@@ -608,7 +614,7 @@ main(int argc, char **argv)
 	int status;
 	int opt;
 
-	while ((opt = getopt(argc, argv, "p:a:m:P:r:X:L:D:W:ufx:")) != -1) {
+	while ((opt = getopt(argc, argv, "p:a:m:P:r:X:L:D:W:ufx:T:")) != -1) {
 		switch (opt) {
 		case 'p':
 			port = (unsigned int)parse_number(optarg, 65535);
@@ -658,6 +664,11 @@ main(int argc, char **argv)
 		case 'x':
 			proc.spawn = optarg;
 			break;
+		case 'T':
+			defer_threads = (int)parse_number(optarg, 64);
+			if (!defer_threads)
+				usage();
+			break;
 		default:
 			usage();
 		}
@@ -687,6 +698,15 @@ main(int argc, char **argv)
 		fprintf(stderr, "%s: -W needs -p (the workers share its listener)\n", progname);
 		usage();
 	}
+	if (defer_threads && (proc.switch_ids || proc.fork_per_call || proc.workers)) {
+		fprintf(stderr, "%s: -T goes without -u, -f and -W\n", progname);
+		usage();
+	}
+	if (defer_threads) {
+		serve_dispatch = defer_dispatch;
+		if (defer_start(defer_threads) < 0)
+			return 1;
+	}
 	if (!addr)
 		addr = "0.0.0.0";
 	if (ids_init() < 0)
@@ -708,7 +728,7 @@ main(int argc, char **argv)
 	sigaction(SIGUSR1, &sa, NULL);
 
 	if (mode == MODE_CREATE) {
-		if (svc_create(dispatch, prog, RPCTEST_VERS, "tcp") == 0) {
+		if (svc_create(serve_dispatch, prog, RPCTEST_VERS, "tcp") == 0) {
 			fprintf(stderr, "%s: svc_create failed (is rpcbind running?)\n", progname);
 			return 1;
 		}

@@ -191,6 +191,41 @@ _nfsc_held() {
 	assert_st_ge "$NFSC_PID.client.reply_chunk_bytes" 16384
 }
 
+# --- NFSv4.1: the READ data placed, the session id inline --------------------
+
+NFS4_READ_SERVER=$RPCRDMA_BUILD_DIR/tests/peer/nfs4-read-server
+
+# assert_nfs4_case CASE CHUNK: rdma-peer's nfs4read CASE came back whole,
+# its session id, tag and data as sent, with CHUNK (a regex) in the answer.
+assert_nfs4_case() {
+	local name=${1//+/\\+}
+	assert_line --regexp "^case=$name expect=success xid=0x[0-9a-f]{8} sent=[0-9]+ answer=RDMA_(NO)?MSG .* rpc=SUCCESS data=ok $2 result=ok$"
+}
+
+@test "NFSv4.1 READ COMPOUND to a shim'd server: only the READ data in the Write chunk, the session id inline" {
+	# SEQUENCE, PUTFH, READ from the raw peer, offering a Write chunk of
+	# the READ's size: RFC 8267 makes only READ's data eligible, so the
+	# 16-octet session id before it (the first opaque of the reply) must
+	# stay in the inline reply, and the chunk hold exactly the data.
+	require_peer
+	[[ -x $NFS4_READ_SERVER ]] || fail "$NFS4_READ_SERVER is missing: build first"
+	local port ready=$BATS_TEST_TMPDIR/nfs4.ready pid
+	port=$(free_port)
+	start_bg nfs4-read-server --rdma -- "$NFS4_READ_SERVER" -a "$RXE_ADDR" -p "$port" -r "$ready"
+	pid=$BG_PID
+	await_ready "$pid" "$ready" nfs4-read-server
+	peer_call -a "$RXE_ADDR" -p "$port" --prog 100003 --vers 4 \
+		nfs4read:1K+write nfs4read:64K+write nfs4read:1024K+write nfs4read:64K+reply
+	assert_success
+	assert_nfs4_case nfs4read:1K+write "write_chunk_used=1024"
+	assert_nfs4_case nfs4read:64K+write "write_chunk_used=65536"
+	assert_nfs4_case nfs4read:1024K+write "write_chunk_used=1048576"
+	# Without a Write chunk the whole reply comes through the Reply chunk.
+	assert_nfs4_case nfs4read:64K+reply "reply_chunk_used=[0-9]+"
+	assert_line "summary cases=4 ok=4 failed=0 not_run=0 result=ok"
+	stop_server "$pid"
+}
+
 # --- the kernel's NFS client ------------------------------------------------
 
 @test "the kernel's client mounts a shim'd server with proto=rdma and no port=: RDMA on 20049" {

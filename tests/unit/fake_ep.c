@@ -32,6 +32,7 @@
 static bool key_unbind(uint32_t key);
 
 unsigned int recv_reserved, fake_connects;
+bool fake_refuse;
 static struct ibv_context fake_ctx;
 static struct ibv_pd fake_pd = { .context = &fake_ctx };
 static struct rdma_dev fake_dev;
@@ -192,9 +193,14 @@ ep_connect(const struct sockaddr *dst, const struct sockaddr *src,
 	   int timeout_ms, const struct ep_attr *attr, struct ep **out,
 	   enum rdma_fail *why)
 {
-	struct ep *ep = calloc(1, sizeof(*ep));
+	struct ep *ep;
 	unsigned int i;
 
+	if (fake_refuse) {
+		*why = RDMA_FAIL_UNREACHABLE;
+		return -ECONNREFUSED;
+	}
+	ep = calloc(1, sizeof(*ep));
 	fake_connects++;
 	ep->attr = *attr;
 	ep->recv = calloc(attr->nrecv, attr->inline_recv);
@@ -611,6 +617,30 @@ srv_error(struct ep *ep, uint32_t xid, uint32_t err)
 		deliver(ep, msg, (size_t)n, 0);
 }
 
+/* A backward-direction call (RFC 8166 s7): an RPC CALL in an RDMA_MSG. */
+static void
+srv_backward_call(struct ep *ep, uint32_t xid)
+{
+	struct rpcrdma_hdr h;
+	uint8_t msg[128];
+	uint32_t call[6] = { htonl(xid), 0, htonl(2), htonl(0x40000000),
+			     htonl(1), 0 };
+	ssize_t n;
+
+	memset(&h, 0, sizeof(h));
+	h.xid = xid;
+	h.vers = RPCRDMA1_VERSION;
+	h.credits = 1;
+	h.proc = RDMA_MSG;
+	n = rpcrdma_hdr_encode(msg, sizeof(msg), &h);
+	if (n <= 0 || (size_t)n + sizeof(call) > sizeof(msg)) {
+		violations++;
+		return;
+	}
+	memcpy(msg + n, call, sizeof(call));
+	deliver(ep, msg, (size_t)n + sizeof(call), 0);
+}
+
 void
 srv_answer_held(struct ep *ep)
 {
@@ -678,6 +708,8 @@ srv_on_call(struct ep *ep, const struct ibv_sge *sge, int nsge)
 			srv_reply_chunks(ep, &h, inv);
 		else
 			srv_reply(ep, h.xid, inv);
+		if (srv.backward_call)
+			srv_backward_call(ep, ~h.xid);
 		if (srv.late_error && srv.nheld) {
 			srv_error(ep, srv.held[0], RDMA_ERR_BADHEADER);
 			memmove(srv.held, srv.held + 1, --srv.nheld * sizeof(srv.held[0]));
@@ -699,6 +731,14 @@ srv_on_call(struct ep *ep, const struct ibv_sge *sge, int nsge)
 	case SRV_ERR_VERS:
 		srv_error(ep, h.xid, RDMA_ERR_VERS);
 		break;
+	case SRV_BAD_ERROR:
+		memset(msg, 0, sizeof(msg));
+		(void)rpcrdma_encode_prefix(msg, msg + sizeof(msg), h.xid,
+					    RPCRDMA1_VERSION, srv.credits,
+					    RDMA_ERROR);
+		msg[19] = 9;	/* rdma_err 9: no such error */
+		deliver(ep, msg, 20, 0);
+		break;
 	}
 }
 
@@ -708,6 +748,7 @@ fake_reset(uint32_t send_max)
 	memset(&srv, 0, sizeof(srv));
 	nbound = nlocal_inv = violations = 0;
 	fake_forked = false;
+	fake_refuse = false;
 	fake_abandoned = 0;
 	fake_send_max = send_max;
 	fake_ctx.ops.alloc_mw = fake_alloc_mw;

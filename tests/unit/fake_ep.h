@@ -21,6 +21,7 @@ enum srv_mode {
 	SRV_HOLD,		/* answer later, or never */
 	SRV_MALFORMED,		/* a header with the right XID, a bad procedure */
 	SRV_ERR_VERS,		/* RDMA_ERROR, ERR_VERS */
+	SRV_BAD_ERROR,		/* RDMA_ERROR with the call's XID, an unknown code */
 };
 
 enum srv_inv {
@@ -42,6 +43,8 @@ struct fake_server {
 	uint32_t reply_key[F_CALLS];	/* ... the key of its Reply chunk ... */
 	uint32_t read_key[F_CALLS];	/* ... and of its Read chunk, or 0 */
 	bool late_error;		/* after the next reply: RDMA_ERROR to held[0] */
+	bool backward_call;		/* after each reply: a backward-direction
+					 * call (RDMA_MSG, RPC CALL) granting 1 */
 	/* SRV_REPLY through the call's chunks, as a responder does: */
 	bool reply_chunk;		/* the RPC reply in the Reply chunk */
 	uint32_t write_result;		/* an opaque result of this many octets
@@ -63,8 +66,9 @@ extern unsigned int nbound, nlocal_inv, violations;
 extern int mws_alive, pbufs_alive;
 /* Receives reserved for calls in flight, over all endpoints. */
 extern unsigned int recv_reserved;
-/* Endpoints connected so far. */
+/* Endpoints connected so far; connects refused while fake_refuse. */
 extern unsigned int fake_connects;
+extern bool fake_refuse;
 /* What the budget can give (rdma_mem_available). */
 extern uint64_t fake_mem_available;
 /* The address the client connects to. */

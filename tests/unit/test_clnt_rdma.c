@@ -226,51 +226,104 @@ test_lost_replies(void)
 	destroy_client(cl);
 }
 
+/* Every slot held by a timed-out call whose Reply chunk stays exposed. */
+static void
+fill_orphans(CLIENT *cl, uint32_t keys[CT_SLOTS])
+{
+	unsigned int a = srv.calls, s, bound = 0;
+
+	srv.mode = SRV_HOLD;
+	for (s = 0; s < CT_SLOTS; s++)
+		CHECK_EQ_U(null_call(cl, 20), RPC_TIMEDOUT, "timed-out call %u", s);
+	for (s = 0; s < CT_SLOTS; s++) {
+		keys[s] = srv.reply_key[a + s];
+		bound += key_bound(keys[s]);
+	}
+	CHECK_EQ_U(slots_in(ct_of(cl), SLOT_ORPHAN), CT_SLOTS,
+		   "each timed-out call leaves an orphan slot");
+	CHECK_EQ_U(bound, CT_SLOTS,
+		   "their Reply chunks stay exposed (a late reply may still come)");
+	srv.mode = SRV_REPLY;
+}
+
 static void
 test_orphans(void)
 {
-	CLIENT *cl = make_client(4, 4096);
+	CLIENT *cl = make_client(2 * CT_SLOTS, 4096);
 	struct ct_rdma *ct = ct_of(cl);
-	uint32_t key_a, key_b, key_c;
-	unsigned int a;
+	uint32_t keys[CT_SLOTS];
+	struct ep *first;
+	unsigned int s, connects, bound = 0;
 
 	srv.credits = 4;
 	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "a call granting four credits");
+	connects = fake_connects;
+	first = ct->ct_ep;
+	fill_orphans(cl, keys);
 
-	srv.mode = SRV_HOLD;
-	a = srv.calls;
-	CHECK_EQ_U(null_call(cl, 50), RPC_TIMEDOUT, "call A times out");
-	CHECK_EQ_U(null_call(cl, 50), RPC_TIMEDOUT, "call B times out");
-	CHECK_EQ_U(null_call(cl, 50), RPC_TIMEDOUT, "call C times out");
-	key_a = srv.reply_key[a];
-	key_b = srv.reply_key[a + 1];
-	key_c = srv.reply_key[a + 2];
-	CHECK_EQ_U(slots_in(ct, SLOT_ORPHAN), CT_SLOTS, "each timed-out call leaves an orphan slot");
-	CHECK(key_bound(key_a) && key_bound(key_b) && key_bound(key_c),
-	      "their Reply chunks stay exposed (a late reply may still come)");
-
-	/*
-	 * Every slot is an orphan: the oldest (A) is revoked and reused, its
-	 * window deallocated rather than invalidated (its late reply may be
-	 * invalidating it at the same moment).
-	 */
-	srv.mode = SRV_REPLY;
-	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "call D with every slot an orphan");
-	CHECK(!key_bound(key_a) && !was_invalidated_locally(key_a),
-	      "the oldest orphan's memory was revoked without an invalidation");
-	CHECK(key_bound(key_b) && key_bound(key_c), "the younger orphans stay exposed");
-	CHECK_EQ_U(slots_in(ct, SLOT_ORPHAN), 2, "two orphans left");
-
-	/* B's late reply frees B; A's (already fenced) changes nothing. */
-	srv_answer_held(ct->ct_ep);	/* A */
-	srv_answer_held(ct->ct_ep);	/* B */
-	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "call E, after the late replies");
-	CHECK(!key_bound(key_b) && was_invalidated_locally(key_b),
-	      "a late reply fences its orphan");
-	CHECK(key_bound(key_c), "the orphan without a reply stays exposed");
-	CHECK_EQ_U(slots_in(ct, SLOT_ORPHAN), 1, "one orphan left");
+	/* Three late replies: each fences its own orphan, nothing else. */
+	srv_answer_held(ct->ct_ep);
+	srv_answer_held(ct->ct_ep);
+	srv_answer_held(ct->ct_ep);
+	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "a call after three late replies");
+	CHECK(!key_bound(keys[0]) && was_invalidated_locally(keys[0]) &&
+	      !key_bound(keys[2]), "a late reply fences its orphan");
+	for (s = 3; s < CT_SLOTS; s++)
+		bound += key_bound(keys[s]);
+	CHECK_EQ_U(bound, CT_SLOTS - 3, "the orphans without a reply stay exposed");
+	CHECK_EQ_U(slots_in(ct, SLOT_ORPHAN), CT_SLOTS - 3, "their slots with them");
+	CHECK(ct->ct_ep == first && fake_connects == connects,
+	      "the same connection throughout");
 	CHECK_EQ_U(ct->ct_outstanding, 0, "no credit held by a call given up on");
-	CHECK_EQ_U(recv_reserved, 1, "C keeps the receive its reply may take");
+	CHECK_EQ_U(recv_reserved, CT_SLOTS - 3,
+		   "the orphans keep the receives their replies may take");
+	destroy_client(cl);
+}
+
+/*
+ * Every slot an orphan: no orphan's memory is revoked under its late
+ * reply (the server would close the connection when its Write fails);
+ * the next call goes on a new connection instead, sent once.
+ */
+static void
+test_orphans_renew(void)
+{
+	CLIENT *cl = make_client(2 * CT_SLOTS, 4096);
+	struct ct_rdma *ct = ct_of(cl);
+	uint32_t keys[CT_SLOTS];
+	unsigned int s, connects, calls, bound = 0;
+
+	srv.credits = 4;
+	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "a call granting four credits");
+	fill_orphans(cl, keys);
+	connects = fake_connects;
+	calls = srv.calls;
+	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "a call with every slot an orphan");
+	CHECK_EQ_U(fake_connects, connects + 1, "made on a new connection");
+	CHECK_EQ_U(srv.calls, calls + 1, "sent once");
+	for (s = 0; s < CT_SLOTS; s++)
+		bound += key_bound(keys[s]) || was_invalidated_locally(keys[s]);
+	CHECK_EQ_U(bound, 0,
+		   "the old connection's windows went with it, none invalidated");
+	CHECK_EQ_U(slots_in(ct, SLOT_FREE), CT_SLOTS, "every slot free");
+	CHECK_EQ_U(recv_reserved, 0, "no receive held");
+	CHECK_EQ_U(ct->ct_granted, 4, "the new connection's grant");
+
+	/* A connection lost between calls: the next call renews it. */
+	srv.nheld = 0;
+	ep_set_dead(ct->ct_ep, ECONNRESET);
+	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "a call after the connection was lost");
+	CHECK_EQ_U(fake_connects, connects + 2, "on a new connection");
+
+	/* The server gone: each call tries once, fails, and nothing leaks. */
+	ep_set_dead(ct->ct_ep, ECONNRESET);
+	fake_refuse = true;
+	CHECK_EQ_U(null_call(cl, 5000), RPC_CANTSEND, "a call while the server refuses");
+	CHECK(ct->ct_ep == NULL && mws_alive == 0, "no connection, no window left");
+	CHECK_EQ_U(null_call(cl, 5000), RPC_CANTSEND, "and the next");
+	fake_refuse = false;
+	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "a call once the server is back");
+	CHECK_EQ_U(fake_connects, connects + 3, "on a new connection");
 	destroy_client(cl);
 }
 
@@ -369,8 +422,21 @@ test_bad_replies(void)
 	clnt_geterr(cl, &e);
 	CHECK_EQ_U(e.re_errno, EPROTONOSUPPORT, "re_errno EPROTONOSUPPORT");
 
+	/* s5.5: an RDMA_ERROR that cannot be decoded is discarded. */
+	srv.mode = SRV_BAD_ERROR;
+	CHECK_EQ_U(null_call(cl, 200), RPC_TIMEDOUT,
+		   "an undecodable RDMA_ERROR with the call's XID does not end it");
+	CHECK_EQ_U(ct->ct_outstanding, 0, "its credit came back with the timeout");
+
 	srv.mode = SRV_REPLY;
 	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "the connection serves the next call");
+
+	/* s7.2.1: a backward call's credit value is not a forward grant. */
+	srv.backward_call = true;
+	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "a call followed by a backward-direction call");
+	srv.backward_call = false;
+	CHECK_EQ_U(ct_reap(ct), 0, "the backward call taken");
+	CHECK_EQ_U(ct->ct_granted, 4, "the grant is the reply's, not the backward call's");
 	destroy_client(cl);
 }
 
@@ -671,6 +737,7 @@ main(void)
 	test_credits();
 	test_lost_replies();
 	test_orphans();
+	test_orphans_renew();
 	test_remote_inv_other_slot();
 	test_remote_invalidation();
 	test_bad_replies();

@@ -1,0 +1,174 @@
+/*
+ * rpctest-server -T N: each call's arguments are decoded in the dispatch
+ * and handed to one of N worker threads, which runs the procedure and
+ * sends the reply after the dispatch returned and svc_run went on: the
+ * pattern of servers answering from a thread pool, which libtirpc's TCP
+ * transport allows (svc_sendreply answers the transport's last call).
+ * Replies of several connections then go out from several threads while
+ * svc_run takes calls.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "rpctest.h"
+#include "server.h"
+
+union defer_args {
+	rpctest_data data;
+	rpctest_source_args sargs;
+};
+
+struct deferred {
+	struct svc_req rq;
+	SVCXPRT *xprt;
+	rpcproc_t proc;
+	xdrproc_t xargs, xres;
+	union defer_args args;
+	struct deferred *next;
+};
+
+static pthread_mutex_t q_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t q_cond = PTHREAD_COND_INITIALIZER;
+static struct deferred *q_head;
+static struct deferred **q_tail = &q_head;
+/* The procedures keep their results in static storage: one at a time. */
+static pthread_mutex_t proc_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* xdrproc_t is variadic: cast through a plain function pointer type. */
+#define XDRPROC(f) ((xdrproc_t)(void (*)(void))(f))
+
+/* How long a worker lets svc_run go on before it answers. */
+#define DEFER_DELAY_NS (5 * 1000 * 1000)
+
+static struct deferred *
+q_pop(void)
+{
+	struct deferred *d;
+
+	pthread_mutex_lock(&q_lock);
+	while (!q_head)
+		pthread_cond_wait(&q_cond, &q_lock);
+	d = q_head;
+	q_head = d->next;
+	if (!q_head)
+		q_tail = &q_head;
+	pthread_mutex_unlock(&q_lock);
+	return d;
+}
+
+/* Run the procedure and answer, from the worker. */
+static void
+defer_answer(struct deferred *d)
+{
+	void *res = NULL;
+
+	pthread_mutex_lock(&proc_lock);
+	switch (d->proc) {
+	case RPCTEST_NULL:
+		res = rpctest_null_1_svc(&d->rq);
+		break;
+	case RPCTEST_ECHO:
+		res = rpctest_echo_1_svc(d->args.data, &d->rq);
+		break;
+	case RPCTEST_SINK:
+		res = rpctest_sink_1_svc(d->args.data, &d->rq);
+		break;
+	case RPCTEST_SOURCE:
+		res = rpctest_source_1_svc(d->args.sargs, &d->rq);
+		break;
+	}
+	if (res && !svc_sendreply(d->xprt, d->xres, res))
+		fprintf(stderr, "%s: worker: svc_sendreply for procedure %u failed\n",
+			progname, (unsigned int)d->proc);
+	pthread_mutex_unlock(&proc_lock);
+	/* The arguments are ours now: freed without the transport. */
+	xdr_free(d->xargs, (char *)&d->args);
+}
+
+static void *
+defer_worker(void *arg)
+{
+	const struct timespec delay = { .tv_nsec = DEFER_DELAY_NS };
+
+	(void)arg;
+	for (;;) {
+		struct deferred *d = q_pop();
+
+		/* By now the dispatch returned and svc_run asked xp_stat. */
+		nanosleep(&delay, NULL);
+		defer_answer(d);
+		free(d);
+	}
+	return NULL;
+}
+
+/*
+ * The arguments are decoded here, in the dispatch: libtirpc's TCP
+ * transport skips the rest of the record once the dispatch returns, so
+ * only the reply may come later.  Other procedures are answered at once.
+ */
+void
+defer_dispatch(struct svc_req *rq, SVCXPRT *xprt)
+{
+	struct deferred *d;
+
+	switch (rq->rq_proc) {
+	case RPCTEST_NULL:
+	case RPCTEST_ECHO:
+	case RPCTEST_SINK:
+	case RPCTEST_SOURCE:
+		break;
+	default:
+		dispatch(rq, xprt);
+		return;
+	}
+	d = calloc(1, sizeof(*d));
+	if (!d) {
+		svcerr_systemerr(xprt);
+		return;
+	}
+	d->rq = *rq;
+	d->xprt = xprt;
+	d->proc = rq->rq_proc;
+	d->xargs = XDRPROC(xdr_void);
+	d->xres = XDRPROC(xdr_void);
+	if (d->proc == RPCTEST_ECHO || d->proc == RPCTEST_SINK)
+		d->xargs = XDRPROC(xdr_rpctest_data);
+	else if (d->proc == RPCTEST_SOURCE)
+		d->xargs = XDRPROC(xdr_rpctest_source_args);
+	if (d->proc == RPCTEST_ECHO || d->proc == RPCTEST_SOURCE)
+		d->xres = XDRPROC(xdr_rpctest_data);
+	else if (d->proc == RPCTEST_SINK)
+		d->xres = XDRPROC(xdr_rpctest_sink_res);
+	if (!svc_getargs(xprt, d->xargs, (char *)&d->args)) {
+		svcerr_decode(xprt);
+		free(d);
+		return;
+	}
+	pthread_mutex_lock(&q_lock);
+	*q_tail = d;
+	q_tail = &d->next;
+	pthread_cond_signal(&q_cond);
+	pthread_mutex_unlock(&q_lock);
+}
+
+int
+defer_start(int n)
+{
+	pthread_t t;
+	int i, err;
+
+	for (i = 0; i < n; i++) {
+		err = pthread_create(&t, NULL, defer_worker, NULL);
+		if (err) {
+			fprintf(stderr, "%s: pthread_create: %s\n", progname,
+				strerror(err));
+			return -1;
+		}
+		pthread_detach(t);
+	}
+	return 0;
+}

@@ -1,0 +1,191 @@
+#!/usr/bin/env bats
+#
+# The shim's server against clients that misbehave, inside the soft-RoCE
+# VM.  rdma-peer's abuse role (tests/peer/abuse.c) plays a client that
+# keeps its credits full, one that stops posting receives, and one whose
+# RDMA Reads never get an answer; meanwhile other clients, over RDMA and
+# over TCP, must be served as usual: one connection may not hold the
+# single svc_run() thread for the others.  The server is the unmodified
+# rpcgen server under the shim, as nobody under ulimit -l 8192.
+#
+# Timings under the emulator are noisy: the bound is generous (100 NULL
+# calls, start and connect included, within LATENCY_BOUND_MS), where a
+# server waiting for the abuser takes seconds per stall or never answers.
+
+load ../helpers
+load ../tools
+load peer
+
+: "${LATENCY_BOUND_MS:=3000}"
+
+setup() {
+	require_build
+	require_peer
+	require_rdma_device
+	require_env RXE_ADDR
+}
+
+teardown() {
+	tools_teardown
+}
+
+# start_abuser MODE [rdma-peer options]: the abuser, against the server,
+# in the background; waits (bounded) until its abuse is in full swing.
+start_abuser() {
+	local mode=$1
+	shift
+	start_bg abuser --root -- "$RPCTEST_PEER" abuse -a "$RXE_ADDR" \
+		-p "$SERVER_PORT" --timeout 60 "$@" "$mode"
+	PEER_PID=$BG_PID
+	PEER_LOG=$BG_LOG
+	wait_log "$PEER_LOG" '^abusing ' 20
+}
+
+# measure_others: 100 NULL calls over RDMA (required), then 100 over TCP,
+# each run verified and within LATENCY_BOUND_MS.
+measure_others() {
+	timed_client --rdma -m tli -h "$RXE_ADDR" -p "$SERVER_PORT" -t 10 -o null -c 100 -q
+	assert_success
+	echo "# 100 NULL calls over RDMA: ${CLIENT_MS} ms" >&3
+	((CLIENT_MS < LATENCY_BOUND_MS)) ||
+		fail "100 RDMA calls took ${CLIENT_MS} ms (bound ${LATENCY_BOUND_MS})"
+	timed_client -m tli -h "$RXE_ADDR" -p "$SERVER_PORT" -t 10 -o null -c 100 -q
+	assert_success
+	echo "# 100 NULL calls over TCP: ${CLIENT_MS} ms" >&3
+	((CLIENT_MS < LATENCY_BOUND_MS)) ||
+		fail "100 TCP calls took ${CLIENT_MS} ms (bound ${LATENCY_BOUND_MS})"
+}
+
+@test "a client keeping its credits full does not starve the others" {
+	start_server --shim -m tli -a "$RXE_ADDR" -p 0
+	start_abuser flood
+	measure_others
+	# The flooder is served too, all along.
+	stop_peer
+	assert_line --regexp '^summary mode=flood conns=1 sent=[0-9]+ replies=[0-9]+ result=ok$'
+	local replies
+	replies=$(sed -n 's/^summary .* replies=\([0-9]*\) .*/\1/p' <<<"$output")
+	((replies > 1000)) || fail "the flooder had only $replies calls answered"
+	kill -0 "$SERVER_PID"
+}
+
+@test "a client that stops posting receives does not hold the others up" {
+	start_server --shim -m tli -a "$RXE_ADDR" -p 0
+	start_abuser no-repost --connections 2
+	measure_others
+	stop_peer
+	assert_line --regexp '^summary mode=no-repost conns=2 sent=[0-9]+ replies=64 result=ok$'
+	kill -0 "$SERVER_PID"
+}
+
+@test "a client whose RDMA Reads get no answer does not hold the others up" {
+	start_server --shim -m tli -a "$RXE_ADDR" -p 0
+	start_abuser vanish-read --connections 3
+	measure_others
+	# The Reads fail in the end (the adapter's retries), and the
+	# connections with them.
+	wait_log "$SERVER_LOG" 'RDMA read failed' 60
+	stop_peer
+	assert_line --regexp '^summary mode=vanish-read conns=3 sent=3 replies=0 result=ok$'
+	kill -0 "$SERVER_PID"
+}
+
+@test "worker threads answering after the dispatch: every reply goes out over RDMA, as over TCP" {
+	start_server --shim -m tli -a "$RXE_ADDR" -p 0 -T 4
+	# Over TCP first: the pattern is one libtirpc's own transport allows.
+	client -m tli -h "$RXE_ADDR" -p "$SERVER_PORT" -t 10 -o null,echo,sink,source -s 0,100,3000
+	assert_success
+	# Three clients at once: replies from several threads while svc_run
+	# takes the next calls.
+	local pids=() i
+	for i in 1 2; do
+		start_client_bg --rdma -m tli -h "$RXE_ADDR" -p "$SERVER_PORT" -t 10 \
+			-o null,echo,sink,source -s 0,100,3000,200K -c 20 -q
+		pids+=("$CLIENT_PID")
+	done
+	client --rdma -m tli -h "$RXE_ADDR" -p "$SERVER_PORT" -t 10 \
+		-o null,echo,sink,source -s 0,100,3000,200K -c 20
+	assert_success
+	for i in "${pids[@]}"; do
+		wait_bg "$i" 120
+		((BG_STATUS == 0)) || fail "a client running at the same time exited with status $BG_STATUS"
+	done
+}
+
+# pinned_used PID: the budget's count of registered octets in PID.
+pinned_used() {
+	"$RPCRDMA_TEST_STAT" -j -p "$1" | jq -r '.processes[0].pinned.used'
+}
+
+vm_pin() {
+	awk '/^VmPin:/ { print $2 }' "/proc/$1/status"
+}
+
+fd_count() {
+	ls "/proc/$1/fd" | wc -l
+}
+
+# back_to_start PID FDS PIN USED: descriptors and pinned memory as before.
+back_to_start() {
+	(($(fd_count "$1") == $2)) && (($(vm_pin "$1") == $3)) &&
+		(($(pinned_used "$1") == $4))
+}
+
+@test "soak: 32 clients of 1000 mixed calls each, one killed every second: the server's descriptors and pinned memory come back to where they started" {
+	require_tools
+	require_jq
+	start_server --shim -m tli -a "$RXE_ADDR" -p 0
+	# The start: once a first client came and went (the device is open).
+	client --rdma -m tli -h "$RXE_ADDR" -p "$SERVER_PORT" -o null
+	assert_success
+	wait_until 30 "the first connection gone" eval '(($(pinned_used "$SERVER_PID") == 0))'
+	local fds0 pin0 used0
+	fds0=$(fd_count "$SERVER_PID")
+	pin0=$(vm_pin "$SERVER_PID")
+	used0=$(pinned_used "$SERVER_PID")
+
+	# 100 sets of 10 calls (NULL once, the others at each size: inline,
+	# Long Call and Long Reply, chunks both ways): 1000 each.
+	local pids=() i
+	for ((i = 0; i < 32; i++)); do
+		start_client_bg --rdma -m tli -h "$RXE_ADDR" -p "$SERVER_PORT" -t 30 \
+			-o null,echo,sink,source -s 0,4000,64K -c 100 -q
+		pids+=("$CLIENT_PID")
+	done
+	local killed=() deadline=$((SECONDS + 400)) running
+	while ((SECONDS < deadline)); do
+		sleep 1
+		running=()
+		for i in "${pids[@]}"; do
+			_alive "$i" && running+=("$i")
+		done
+		((${#running[@]})) || break
+		# Not the last few: most clients run to their end.
+		if ((${#killed[@]} < 8 && ${#running[@]} > 4)); then
+			i=${running[RANDOM % ${#running[@]}]}
+			kill -KILL "$i"
+			killed+=("$i")
+		fi
+	done
+	local ok=0 k st
+	for i in "${pids[@]}"; do
+		wait_bg "$i" 60
+		st=$BG_STATUS
+		for k in "${killed[@]}"; do
+			[[ $k != "$i" ]] || st=killed
+		done
+		case $st in
+		0) ok=$((ok + 1)) ;;
+		killed) ;;
+		*) fail "client $i exited with status $st" ;;
+		esac
+	done
+	echo "# ${ok} clients ran to their end, ${#killed[@]} were killed" >&3
+	((ok >= 32 - ${#killed[@]})) || fail "only $ok clients ran to their end"
+	((${#killed[@]} >= 3)) || fail "only ${#killed[@]} clients were killed: the run was too short"
+	wait_until 60 "the server back at $fds0 descriptors, VmPin $pin0 kB, $used0 octets registered" \
+		back_to_start "$SERVER_PID" "$fds0" "$pin0" "$used0"
+	kill -0 "$SERVER_PID"
+	client --rdma -m tli -h "$RXE_ADDR" -p "$SERVER_PORT" -o null,echo -s 100
+	assert_success
+}
