@@ -187,6 +187,7 @@ ct_await_reply(struct ct_rdma *ct, unsigned int s, uint32_t xid,
 
 	if (ct_wait_reply(ct, xid, deadline)) {
 		st = ct_wait_failed(ct);
+		ct_v2_unanswered(ct, slot);
 		if (st == RPC_TIMEDOUT) {
 			ct_orphan(ct, s);
 		} else {
@@ -557,6 +558,9 @@ clnt_rdma_publish(CLIENT *cl, rpcprog_t prog, rpcvers_t vers)
 	s->credits = ct->ct_granted;
 	s->rinv = ep_rinv(ep);
 	s->peer_pdata = ep_peer_pdata(ep);
+	/* 0 until the first call in Version Two is answered. */
+	s->rpcrdma_vers = ct_v2_offered(ct) == RPCRDMA1_VERSION ?
+			  RPCRDMA1_VERSION : 0;
 	ct->ct_stats = s;
 	shim_stats_publish(s);
 }
@@ -578,6 +582,7 @@ clnt_rdma_info(CLIENT *cl, struct clnt_rdma_info *info)
 	info->credits = ct->ct_granted;
 	info->rinv = ep_rinv(ct->ct_ep);
 	info->peer_pdata = ep_peer_pdata(ct->ct_ep);
+	info->rpcrdma_vers = ct_v2_offered(ct);
 	pthread_mutex_unlock(&ct->ct_lock);
 }
 
@@ -715,6 +720,7 @@ clnt_rdma_create(int fd, const struct netbuf *raddr, const struct sockaddr *dst,
 	}
 	ct->ct_granted = 1;	/* s4.3.3: one credit until a reply says more */
 	ct->ct_credits_req = p->credits;
+	ct_v2_setup(ct, p->rpcrdma_want);
 	if (ct_call_header(ct, prog, vers)) {
 		*why = RDMA_FAIL_ERROR;
 		*err = EINVAL;

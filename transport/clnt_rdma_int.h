@@ -27,6 +27,7 @@
 #include "common/stats.h"
 #include "ep.h"
 #include "rpcrdma_xdr.h"
+#include "clnt_rdma_v2.h"
 #include "ulb.h"
 
 /* Room for the serialized call header: xid, direction, rpcvers, prog, vers. */
@@ -91,6 +92,7 @@ struct ct_slot {
 	enum slot_state state;
 	struct ct_plan plan;	/* what the call in this slot offers */
 	uint32_t xid;
+	uint32_t rvers;		/* its RPC-over-RDMA version (clnt_rdma_v2.c) */
 	bool wait_reply;	/* the call offers chunks for its reply */
 	bool recv_held;		/* a receive is reserved for its reply */
 	uint64_t orphaned;	/* order in which slots became orphans */
@@ -153,6 +155,8 @@ struct ct_rdma {
 	struct rpcrdma_hdr ct_shdr;	/* scratch: call header to encode */
 	struct ct_reply ct_rep;		/* the reply to the call in progress */
 	struct shim_stats_conn *ct_stats;
+	/* clnt_rdma_v2.c: enum rpcrdma_want, enum ct_vstate */
+	unsigned int ct_vwant, ct_vstate;
 };
 
 static inline enum clnt_stat

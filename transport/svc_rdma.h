@@ -27,6 +27,7 @@ struct svc_rdma_params {
 	uint64_t max_call;		/* largest call accepted, octets */
 	uint64_t max_pinned;		/* the process's budget, 0: default */
 	bool remote_inv;
+	unsigned int rpcrdma_want;	/* enum rpcrdma_want (rpcrdma_neg.h) */
 };
 
 /*

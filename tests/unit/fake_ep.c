@@ -19,6 +19,7 @@
 #include <rpc/rpc.h>
 
 #include "fake_ep.h"
+#include "rpcrdma2_xdr.h"
 #include "rpcrdma_xdr.h"
 #include "xdr_grow.h"
 
@@ -257,6 +258,7 @@ uint32_t ep_recv_max(const struct ep *ep) { return ep->attr.inline_recv; }
 bool ep_rinv(const struct ep *ep) { return true; }
 bool ep_rinv_offered(const struct ep *ep) { return true; }
 bool ep_peer_pdata(const struct ep *ep) { return true; }
+void ep_inline_v2(struct ep *ep) { (void)ep; }
 unsigned int ep_nrecv(const struct ep *ep) { return ep->attr.nrecv; }
 int ep_comp_fd(const struct ep *ep) { return -1; }
 int ep_dead(const struct ep *ep) { return ep->dead; }
@@ -667,7 +669,21 @@ srv_on_call(struct ep *ep, const struct ibv_sge *sge, int nsge)
 	unsigned int c = srv.calls;
 	uint32_t inv = 0;
 	uint8_t msg[64];
+	uint32_t xid, vers;
+	ssize_t n;
 
+	if (!rpcrdma_peek_version((const void *)(uintptr_t)sge[0].addr,
+				  sge[0].length, &xid, &vers) &&
+	    vers == RPCRDMA2_VERSION) {
+		/* draft-cel-nfsv4-rpcrdma-version-two-01 s5.2, RFC 8166 s5.5.1 */
+		srv.v2_calls++;
+		srv.v2_xid = xid;
+		n = rpcrdma_encode_error(msg, sizeof(msg), xid, vers,
+					 srv.credits, RDMA_ERR_VERS);
+		if (!srv.drop_v2 && n > 0)
+			deliver(ep, msg, (size_t)n, 0);
+		return;
+	}
 	if (rpcrdma_hdr_decode((const void *)(uintptr_t)sge[0].addr,
 			       sge[0].length, &h) || c == F_CALLS) {
 		violations++;

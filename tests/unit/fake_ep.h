@@ -49,6 +49,13 @@ struct fake_server {
 	bool reply_chunk;		/* the RPC reply in the Reply chunk */
 	uint32_t write_result;		/* an opaque result of this many octets
 					 * (0xab) in the Write chunk, 0: none */
+	/*
+	 * A server of Version One only: a Version Two call is answered
+	 * ERR_VERS 1..1 (or nothing with drop_v2), never served.
+	 */
+	bool drop_v2;
+	unsigned int v2_calls;
+	uint32_t v2_xid;		/* the last one's XID */
 };
 
 extern struct fake_server srv;
