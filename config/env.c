@@ -39,7 +39,7 @@ apply_env(struct shim_config *cfg, const char *name, const char *value)
 {
 	const struct shim_config_key *key;
 	struct where w = { .name = name, .value = value };
-	char why[640], list[576];
+	char why[640], list[600];
 	const char *err;
 	char *copy;
 

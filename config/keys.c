@@ -53,6 +53,9 @@ static const struct shim_config_unit units_s[] = {
 static const char *const mode_names[] = {
 	"prefer-rdma", "require-rdma", "tcp-only", NULL,
 };
+static const char *const rpcrdma_version_names[] = {
+	"1", "2", "auto", NULL,
+};
 static const char *const log_level_names[] = {
 	"error", "warn", "info", "debug", NULL,
 };
@@ -146,6 +149,16 @@ const struct shim_config_key shim_config_keys[] = {
 	  FIELD(n_no_placement), .def = 0,
 	  .range = "must be none or up to 16 RPC program numbers (or nfs), separated by commas",
 	  .doc = "programs whose results are never placed in Write chunks" },
+	/*
+	 * auto: Version Two costs nothing measurable against Version One,
+	 * and a Version One server one round trip once per process
+	 * (README.md, "Version Two against Version One").
+	 */
+	{ .name = "rpcrdma_version", .type = SHIM_KEY_CHOICE,
+	  FIELD(rpcrdma_version), .def = SHIM_RPCRDMA_AUTO,
+	  .choices = rpcrdma_version_names,
+	  .range = "must be 1, 2 or auto",
+	  .doc = "RPC-over-RDMA Version Two: 1 never, 2 offered on every connection, auto once per peer" },
 	{ .name = "log_level", .type = SHIM_KEY_CHOICE, FIELD(log_level),
 	  .def = SHIM_LOG_INFO, .choices = log_level_names,
 	  .range = "must be error, warn, info or debug",
@@ -168,6 +181,7 @@ _Static_assert(NKEYS <= 32, "env_keys_ has a bit per key");
 _Static_assert(sizeof(bool) == 1, "bool fields are one byte");
 _Static_assert(sizeof(enum shim_mode) == sizeof(uint32_t) &&
 	       sizeof(enum shim_log_level) == sizeof(uint32_t) &&
+	       sizeof(enum shim_rpcrdma_version) == sizeof(uint32_t) &&
 	       sizeof(enum shim_log_dest) == sizeof(uint32_t),
 	       "enum fields are four bytes");
 

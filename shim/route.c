@@ -19,6 +19,7 @@
 #include "shim.h"
 #include "transport/clnt_rdma.h"
 #include "transport/hooks.h"
+#include "transport/rpcrdma_neg.h"
 #include "transport/svc_rdma.h"
 
 /* ------------------------------------------------------------------ */
@@ -50,6 +51,20 @@ prog_format(uint32_t prog, char *buf, size_t len)
 		snprintf(buf, len, "program %u", prog);
 }
 
+/* The transport's name for the setting (rpcrdma_neg.h). */
+static unsigned int
+rpcrdma_want_of(enum shim_rpcrdma_version v)
+{
+	switch (v) {
+	case SHIM_RPCRDMA_V1:
+		return RPCRDMA_WANT_V1;
+	case SHIM_RPCRDMA_V2:
+		return RPCRDMA_WANT_V2;
+	default:
+		return RPCRDMA_WANT_AUTO;
+	}
+}
+
 static void
 log_client_rdma(const struct sockaddr *dst, uint32_t prog, uint32_t vers,
 		const struct clnt_rdma_info *info, unsigned int credits)
@@ -60,10 +75,11 @@ log_client_rdma(const struct sockaddr *dst, uint32_t prog, uint32_t vers,
 	prog_format(prog, pname, sizeof(pname));
 	shim_log(first_time(dst, prog, false, true, RDMA_FAIL_NONE) ?
 		 SHIM_LOG_INFO : SHIM_LOG_DEBUG,
-		 "client %s version %u to %s: RDMA, inline %u/%u%s, credits %u requested, R=%d",
+		 "client %s version %u to %s: RDMA, inline %u/%u%s, credits %u requested, R=%d, RPC-over-RDMA version %s",
 		 pname, vers, peer, info->send_max, info->recv_max,
 		 info->peer_pdata ? "" : " (peer sent no RFC 8797 private data)",
-		 credits, info->rinv);
+		 credits, info->rinv,
+		 info->rpcrdma_vers == 2 ? "2 offered" : "1");
 }
 
 static void
@@ -227,6 +243,7 @@ shim_clnt_vc_create(int fd, const struct netbuf *raddr, rpcprog_t prog,
 		params.max_pinned = cfg->max_pinned;
 		params.remote_inv = cfg->remote_invalidate;
 		params.poll_us = cfg->poll_us;
+		params.rpcrdma_want = rpcrdma_want_of(cfg->rpcrdma_version);
 
 		shim_busy++;
 		cl = clnt_rdma_create(fd, raddr, (struct sockaddr *)&rdst, prog,
@@ -402,6 +419,7 @@ shim_svc_vc_create(int fd, u_int sendsz, u_int recvsz)
 		params.max_pinned = cfg->max_pinned;
 		params.remote_inv = cfg->remote_invalidate;
 		params.poll_us = cfg->poll_us;
+		params.rpcrdma_want = rpcrdma_want_of(cfg->rpcrdma_version);
 
 		shim_busy++;
 		ret = svc_rdma_listen(xprt, (struct sockaddr *)&local, sendsz,

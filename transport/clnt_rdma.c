@@ -225,6 +225,7 @@ ct_await_reply(struct ct_rdma *ct, unsigned int s, uint32_t xid,
 	(void)xid;
 	if (ct_wait_reply(ct, s, deadline)) {
 		st = ct_wait_failed(ct);
+		ct_v2_unanswered(ct, slot);
 		if (st == RPC_TIMEDOUT) {
 			ct_orphan(ct, s);
 		} else {
@@ -246,8 +247,8 @@ ct_await_reply(struct ct_rdma *ct, unsigned int s, uint32_t xid,
 }
 
 /*
- * The call encoded into its slot, as xid, with the buffers its chunks
- * need.  When the pool cannot give them while calls of other threads
+ * The call encoded into its slot, as *xid (a new one from the sequence
+ * when *xid is 0), with the buffers its chunks need.  When the pool cannot give them while calls of other threads
  * hold theirs, this one gives its own back and waits for one of those to
  * return.  Returns 0, -EMSGSIZE, -EINVAL, -ETIMEDOUT, or -ENOMEM with
  * *what saying what was refused.
@@ -270,7 +271,8 @@ ct_prepare(CLIENT *cl, struct ct_rdma *ct, unsigned int s, rpcproc_t proc,
 		ret = ct_slot_callbuf(ct, slot);
 		if (!ret) {
 			/* Same XID sequence as clnt_vc: decrement the stored word. */
-			*xid = ntohl(--ct->ct_u.ct_mcalli);
+			if (!*xid)
+				*xid = ntohl(--ct->ct_u.ct_mcalli);
 			ret = ct_encode_call(cl, ct, slot, proc, xdr_args,
 					     args_ptr, len);
 		}
@@ -288,25 +290,27 @@ ct_prepare(CLIENT *cl, struct ct_rdma *ct, unsigned int s, rpcproc_t proc,
 
 /*
  * One attempt at the call.  *refresh is set when the credentials were
- * refreshed and the call should be made again.
+ * refreshed and the call should be made again; *same_xid, when not 0,
+ * is the XID it goes with (its version was refused, clnt_rdma_v2.c).
  */
 static enum clnt_stat
 ct_call_once(CLIENT *cl, struct ct_rdma *ct, rpcproc_t proc,
 	     xdrproc_t xdr_args, void *args_ptr, xdrproc_t xdr_results,
 	     void *results_ptr, struct timeval timeout, int *refreshes,
-	     bool *refresh)
+	     bool *refresh, uint32_t *same_xid)
 {
 	const char *why_lost = NULL, *what;
 	bool renewed = false;
 	struct ct_slot *slot;
 	enum clnt_stat st;
 	int64_t deadline;
-	uint32_t x_id = 0;
+	uint32_t x_id = *same_xid;
 	size_t len = 0;
 	struct ep *ep;
 	int s, ret;
 
 	*refresh = false;
+	*same_xid = 0;
 	memset(&ct->ct_error, 0, sizeof(ct->ct_error));
 	deadline = ep_now_ms() + tv_ms(&ct->ct_wait);
 again:
@@ -402,8 +406,11 @@ again:
 	st = ct_await_reply(ct, (unsigned int)s, x_id, deadline);
 	if (st != RPC_SUCCESS)
 		return st;
+	slot->resend = false;
 	st = ct_reply_result(cl, ct, slot, x_id, xdr_results, results_ptr,
 			     refreshes, refresh);
+	if (*refresh && slot->resend)
+		*same_xid = x_id;
 	ret = ep_post_recv(ep, slot->rep.ridx);
 	ct_slot_unclaim(ct, (unsigned int)s);
 	if (ret) {
@@ -442,6 +449,7 @@ clnt_rdma_call(CLIENT *cl, rpcproc_t proc, xdrproc_t xdr_args, void *args_ptr,
 {
 	struct ct_rdma *ct = ct_of(cl);
 	int refreshes = 2;
+	uint32_t same_xid = 0;
 	enum clnt_stat st;
 	bool refresh;
 
@@ -453,7 +461,8 @@ clnt_rdma_call(CLIENT *cl, rpcproc_t proc, xdrproc_t xdr_args, void *args_ptr,
 		ct->ct_wait = timeout;
 	do {
 		st = ct_call_once(cl, ct, proc, xdr_args, args_ptr, xdr_results,
-				  results_ptr, timeout, &refreshes, &refresh);
+				  results_ptr, timeout, &refreshes, &refresh,
+				  &same_xid);
 	} while (refresh);
 	ct_slots_idle(ct);
 
@@ -681,6 +690,9 @@ clnt_rdma_publish(CLIENT *cl, rpcprog_t prog, rpcvers_t vers)
 	s->credits = ct->ct_granted;
 	s->rinv = ep_rinv(ep);
 	s->peer_pdata = ep_peer_pdata(ep);
+	/* 0 until the first call in Version Two is answered. */
+	s->rpcrdma_vers = ct_v2_offered(ct) == RPCRDMA1_VERSION ?
+			  RPCRDMA1_VERSION : 0;
 	ct->ct_stats = s;
 	shim_stats_publish(s);
 }
@@ -702,6 +714,7 @@ clnt_rdma_info(CLIENT *cl, struct clnt_rdma_info *info)
 	info->credits = ct->ct_granted;
 	info->rinv = ep_rinv(ct->ct_ep);
 	info->peer_pdata = ep_peer_pdata(ct->ct_ep);
+	info->rpcrdma_vers = ct_v2_offered(ct);
 	pthread_mutex_unlock(&ct->ct_lock);
 }
 
@@ -845,6 +858,7 @@ clnt_rdma_create(int fd, const struct netbuf *raddr, const struct sockaddr *dst,
 	}
 	ct->ct_granted = 1;	/* s4.3.3: one credit until a reply says more */
 	ct->ct_credits_req = p->credits;
+	ct_v2_setup(ct, p->rpcrdma_want);
 	if (ct_call_header(ct, prog, vers)) {
 		*why = RDMA_FAIL_ERROR;
 		*err = EINVAL;

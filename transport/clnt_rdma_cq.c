@@ -190,7 +190,9 @@ ct_completion(struct ct_rdma *ct, const struct ibv_wc *wc)
 		SHIM_STATS_ADD(ct->ct_stats, send_inv, 1);
 		ct_remote_inv(ct, inv);
 	}
-	ret = rpcrdma_hdr_decode(ep_recv_buf(ep, i), wc->byte_len, h);
+	ret = ct_hdr_decode(ct, ep_recv_buf(ep, i), wc->byte_len, h);
+	if (ret == -ECANCELED)
+		return ep_post_recv(ep, i);	/* not a reply (clnt_rdma_v2.c) */
 	if (ret == -EMSGSIZE) {
 		/* Not even an XID: nothing to match it with (s5.5). */
 		shim_log(SHIM_LOG_WARN, "client: dropped a %u-octet message",

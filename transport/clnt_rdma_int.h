@@ -32,6 +32,7 @@
 #include "common/stats.h"
 #include "ep.h"
 #include "rpcrdma_xdr.h"
+#include "clnt_rdma_v2.h"
 #include "ulb.h"
 
 /* Room for the serialized call header: xid, direction, rpcvers, prog, vers. */
@@ -112,6 +113,8 @@ struct ct_slot {
 	enum slot_state state;
 	struct ct_plan plan;	/* what the call in this slot offers */
 	uint32_t xid;
+	uint32_t rvers;		/* its RPC-over-RDMA version (clnt_rdma_v2.c) */
+	bool resend;		/* refused for its version: again, same XID */
 	bool wait_reply;	/* the call offers chunks for its reply */
 	bool recv_held;		/* a receive is reserved for its reply */
 	uint64_t orphaned;	/* order in which slots became orphans */
@@ -194,6 +197,8 @@ struct ct_rdma {
 	struct rpcrdma_hdr ct_hdr;	/* scratch: a received header */
 	struct rpcrdma_hdr ct_shdr;	/* scratch: call header to encode */
 	struct shim_stats_conn *ct_stats;
+	/* clnt_rdma_v2.c: enum rpcrdma_want, enum ct_vstate */
+	unsigned int ct_vwant, ct_vstate;
 };
 
 /*
@@ -319,10 +324,11 @@ int ct_send_call(struct ct_rdma *ct, unsigned int s, uint32_t xid,
  * The RPC result of the reply in slot->rep (slot's call, xid): the payload
  * found inline or in the chunks offered and decoded as clnt_vc does, or
  * an RDMA_ERROR or malformed reply turned into an error.  *refresh is set
- * when the credentials were refreshed and the call should be sent again.
+ * when the credentials were refreshed and the call should be sent again,
+ * and with slot->resend too when it goes again with the same XID.
  */
 enum clnt_stat ct_reply_result(CLIENT *cl, struct ct_rdma *ct,
-			       const struct ct_slot *slot, uint32_t xid,
+			       struct ct_slot *slot, uint32_t xid,
 			       xdrproc_t xdr_results, void *results_ptr,
 			       int *refreshes, bool *refresh);
 

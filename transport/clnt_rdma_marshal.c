@@ -256,7 +256,7 @@ ct_encode_header(struct ct_rdma *ct, uint8_t *buf, uint32_t xid,
 	const struct ct_plan *p = &slot->plan;
 
 	h->xid = xid;
-	h->vers = RPCRDMA1_VERSION;
+	h->vers = slot->rvers;
 	h->credits = ct->ct_credits_req;
 	h->proc = long_call ? RDMA_NOMSG : RDMA_MSG;
 	h->nreads = 0;
@@ -282,7 +282,7 @@ ct_encode_header(struct ct_rdma *ct, uint8_t *buf, uint32_t xid,
 	}
 	h->has_reply = p->reply_len != 0;
 	h->nreply = h->has_reply ? ct_segs(slot, CT_WIN_REPLY, h->reply) : 0;
-	return rpcrdma_hdr_encode(buf, CT_SEND_BUF, h);
+	return ct_hdr_encode(buf, CT_SEND_BUF, h);
 }
 
 /*
@@ -293,7 +293,7 @@ static size_t
 ct_msg_hdr_len(const struct ct_slot *slot)
 {
 	const struct ct_plan *p = &slot->plan;
-	size_t len = RPCRDMA1_PREFIX_LEN + 4 + 4 + 4;
+	size_t len = RPCRDMA1_PREFIX_LEN + 4 + 4 + 4 + ct_hdr_extra(slot->rvers);
 
 	if (p->write_len)
 		len += 8 + RPCRDMA1_SEGMENT_LEN *
@@ -326,12 +326,15 @@ ct_send_call(struct ct_rdma *ct, unsigned int s, uint32_t xid, size_t len,
 {
 	struct ep *ep = ct->ct_ep;
 	struct ct_slot *slot = &ct->ct_slots[s];
-	bool long_call = ct_msg_hdr_len(slot) + len > ep_send_max(ep);
 	struct ibv_send_wr binds[CT_NWIN];
 	struct ibv_sge sge[2];
 	ssize_t hdrlen;
 	int nbinds, sidx, ret;
-	bool busy;
+	bool long_call, busy;
+
+	/* Its version first: a Version Two header is one word longer. */
+	ct_call_vers(ct, slot);
+	long_call = ct_msg_hdr_len(slot) + len > ep_send_max(ep);
 
 	slot->plan.read_len = long_call ? len : 0;
 	/*
@@ -633,13 +636,16 @@ ct_reply_error(struct ct_rdma *ct, const struct ct_slot *slot, uint32_t xid,
 }
 
 enum clnt_stat
-ct_reply_result(CLIENT *cl, struct ct_rdma *ct, const struct ct_slot *slot,
+ct_reply_result(CLIENT *cl, struct ct_rdma *ct, struct ct_slot *slot,
 		uint32_t xid, xdrproc_t xdr_results, void *results_ptr,
 		int *refreshes, bool *refresh)
 {
 	uint32_t proc = slot->rep.hdr.proc;
+	enum clnt_stat st;
 
 	*refresh = false;
+	if (ct_v2_answer(ct, slot, xid, refresh, &st))
+		return st;
 	switch (proc) {
 	case RDMA_MSG:
 	case RDMA_NOMSG:

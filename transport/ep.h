@@ -143,6 +143,13 @@ uint32_t ep_recv_max(const struct ep *ep);	/* largest the peer may post */
 bool ep_rinv(const struct ep *ep);		/* both ends set R */
 bool ep_rinv_offered(const struct ep *ep);	/* we set R */
 bool ep_peer_pdata(const struct ep *ep);	/* the peer sent private data */
+/*
+ * RPC-over-RDMA Version Two was agreed (draft-cel-nfsv4-rpcrdma-version-
+ * two-01 s5.1): with a peer that sent no private data, its default
+ * threshold (4096, s2.3) replaces Version One's both ways, within our own
+ * sizes; the connection goes on (s5.2).
+ */
+void ep_inline_v2(struct ep *ep);
 uint8_t ep_read_depth(const struct ep *ep);	/* RDMA Reads we may have out */
 uint32_t ep_max_msg(const struct ep *ep);	/* largest single operation */
 unsigned int ep_nrecv(const struct ep *ep);	/* receives reserved */

@@ -11,9 +11,9 @@
  *               xp_reply sends its reply (svc_rdma_sendto.c).
  *
  * libtirpc's svc_run() thread takes calls; replies may come from other
- * threads, during the dispatch or after it (svc_rdma_int.h).  Each connection's credits are reserved in the device's
- * shared receive queue when it is accepted (sc_grant says how many the
- * budget affords), and a received call is copied out of its receive
+ * threads, during the dispatch or after it (svc_rdma_int.h).  Each
+ * connection's credits are reserved in the device's shared receive queue
+ * when it is accepted (sc_grant says how many the budget affords), and a received call is copied out of its receive
  * buffer and the buffer posted again at once, so the credits granted are
  * always backed by posted receives (RFC 8166 s4.3.1).  A connection that
  * fails is flushed: its completion channel wakes, xp_stat says

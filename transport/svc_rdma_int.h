@@ -195,6 +195,8 @@ struct svc_rdma_conn {
 	struct shim_stats_conn *stats;
 	struct ibv_send_wr wrs[SC_MAX_WRITES];
 	struct ibv_sge sges[SC_MAX_WRITES];
+	/* svc_rdma_v2.c: the version of the first call, 0 before it. */
+	uint32_t rvers;
 };
 
 static inline struct svc_rdma_conn *

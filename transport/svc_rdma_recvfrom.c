@@ -15,6 +15,7 @@
 
 #include "common/log.h"
 #include "svc_rdma_int.h"
+#include "svc_rdma_v2.h"
 
 /* Longest single sleep: the deadline is checked at least this often. */
 #define SC_SLEEP_MAX_MS 60000
@@ -201,6 +202,8 @@ sc_header_ok(struct svc_rdma_conn *sc, int ret, uint32_t len)
 	case -EMSGSIZE:
 		shim_log(SHIM_LOG_WARN, "server: dropped a %u-octet message", len);
 		return false;
+	case -EALREADY:
+		return false;	/* answered or dropped by svc_rdma_v2.c */
 	case -EPROTONOSUPPORT:
 		if (h->proc == RDMA_ERROR)
 			return false;	/* s5.5: never answer an RDMA_ERROR */
@@ -364,7 +367,7 @@ sc_take_message(struct svc_rdma_conn *sc, uint8_t **call, size_t *clen)
 	rq_pop(sc, &idx, &len);
 	buf = ep_recv_buf(sc->ep, idx);
 	sc->err_defer = true;
-	ok = sc_header_ok(sc, rpcrdma_hdr_decode(buf, len, &sc->hdr), len);
+	ok = sc_header_ok(sc, sc_hdr_decode(sc, buf, len), len);
 	if (ok && !sc_reply_room(sc)) {
 		/* Not now: it stays first in the ring. */
 		sc->err_defer = false;

@@ -12,14 +12,19 @@
 #include "clnt_rdma.h"
 #include "clnt_rdma_int.h"
 #include "fake_ep.h"
+#include "rpcrdma_neg.h"
 #include "xdr_grow.h"
 
 /* poll_us of the clients made next. */
 static unsigned int poll_us;
 
-/* A client whose calls offer a Write chunk of write_chunk octets (0: none). */
+/*
+ * A client whose calls offer a Write chunk of write_chunk octets (0:
+ * none), set to RPC-over-RDMA versions want (rpcrdma_neg.h).
+ */
 static inline CLIENT *
-make_client_wc(unsigned int credits, uint32_t send_max, uint64_t write_chunk)
+make_client_v(unsigned int credits, uint32_t send_max, uint64_t write_chunk,
+	      unsigned int want)
 {
 	struct clnt_rdma_params p = {
 		.inline_send = 4096,
@@ -30,6 +35,7 @@ make_client_wc(unsigned int credits, uint32_t send_max, uint64_t write_chunk)
 		.write_chunk = write_chunk,
 		.remote_inv = true,
 		.poll_us = poll_us,
+		.rpcrdma_want = want,
 	};
 	struct netbuf nb = {
 		.buf = &fake_addr,
@@ -47,6 +53,12 @@ make_client_wc(unsigned int credits, uint32_t send_max, uint64_t write_chunk)
 	CHECK(cl != NULL, "client created over the fake endpoint (send_max %u)",
 	      send_max);
 	return cl;
+}
+
+static inline CLIENT *
+make_client_wc(unsigned int credits, uint32_t send_max, uint64_t write_chunk)
+{
+	return make_client_v(credits, send_max, write_chunk, RPCRDMA_WANT_V1);
 }
 
 static inline CLIENT *

@@ -283,6 +283,7 @@ uint32_t ep_recv_max(const struct ep *ep) { return ep->attr.inline_recv; }
 bool ep_rinv(const struct ep *ep) { return true; }
 bool ep_rinv_offered(const struct ep *ep) { return true; }
 bool ep_peer_pdata(const struct ep *ep) { return true; }
+void ep_inline_v2(struct ep *ep) { (void)ep; }
 unsigned int ep_nrecv(const struct ep *ep) { return ep->attr.nrecv; }
 int ep_comp_fd(const struct ep *ep) { return -1; }
 /* Atomic: the test's thread ends a connection under the client's calls. */

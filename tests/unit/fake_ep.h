@@ -60,6 +60,16 @@ struct fake_server {
 	uint32_t held_arg[F_CALLS];	/* F_PROC_ECHO: the argument of each held call */
 	unsigned int inflight, max_inflight;	/* calls received, not answered */
 	unsigned int answered;
+	/*
+	 * A server of Version One only: a Version Two call is answered
+	 * ERR_VERS 1..1 (or nothing with drop_v2), never served; with
+	 * batch, once that many are held.
+	 */
+	bool drop_v2;
+	unsigned int v2_calls;
+	uint32_t v2_xid;		/* the last one's XID */
+	uint32_t v2_held[F_CALLS];
+	unsigned int v2_nheld;
 };
 #define F_NEVER 0x80000000u
 

@@ -12,6 +12,7 @@
 
 #include "fake_ep.h"
 #include "fake_ep_int.h"
+#include "rpcrdma2_xdr.h"
 #include "rpcrdma_xdr.h"
 #include "xdr_grow.h"
 
@@ -297,7 +298,30 @@ srv_on_call(struct ep *ep, const struct ibv_sge *sge, int nsge)
 	unsigned int c = srv.calls;
 	uint32_t inv = 0, proc, arg;
 	uint8_t msg[64];
+	uint32_t xid, vers;
+	ssize_t n;
 
+	if (!rpcrdma_peek_version((const void *)(uintptr_t)sge[0].addr,
+				  sge[0].length, &xid, &vers) &&
+	    vers == RPCRDMA2_VERSION) {
+		/* draft-cel-nfsv4-rpcrdma-version-two-01 s5.2, RFC 8166 s5.5.1 */
+		srv.v2_calls++;
+		srv.v2_xid = xid;
+		srv.v2_held[srv.v2_nheld++] = xid;
+		if (srv.drop_v2 || srv.v2_nheld < srv.batch) {
+			if (srv.drop_v2)
+				srv.v2_nheld = 0;
+			return;
+		}
+		while (srv.v2_nheld) {
+			xid = srv.v2_held[--srv.v2_nheld];
+			n = rpcrdma_encode_error(msg, sizeof(msg), xid, vers,
+						 srv.credits, RDMA_ERR_VERS);
+			if (n > 0)
+				deliver(ep, msg, (size_t)n, 0);
+		}
+		return;
+	}
 	if (rpcrdma_hdr_decode((const void *)(uintptr_t)sge[0].addr,
 			       sge[0].length, &h) || c == F_CALLS) {
 		violations++;

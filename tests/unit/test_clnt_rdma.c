@@ -352,6 +352,60 @@ test_bad_replies(void)
 }
 
 /*
+ * draft-cel-nfsv4-rpcrdma-version-two-01 s5.2 against a server of Version
+ * One only: the first call goes in Version Two, its ERR_VERS makes the
+ * client send the same call (same XID) in Version One, once; with auto
+ * the server is remembered, with 2 every connection asks; a lost first
+ * call counts as Version One too.
+ */
+static void
+test_version_negotiation(void)
+{
+	CLIENT *cl;
+	uint32_t first;
+
+	rpcrdma_peers_forget();
+	cl = make_client_v(4, 4096, 0, RPCRDMA_WANT_AUTO);
+	srv.credits = 4;
+	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS,
+		   "auto, a Version One server: the call succeeds");
+	CHECK_EQ_U(srv.v2_calls, 1, "its Version Two form was refused once");
+	CHECK_EQ_U(srv.calls, 1, "and it was served once, in Version One");
+	CHECK_EQ_U(srv.xid[0], srv.v2_xid, "with the XID of the refused one");
+	CHECK_EQ_U(ct_of(cl)->ct_vstate, CT_V1, "the connection is in Version One");
+	first = srv.xid[0];
+	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "the next call");
+	CHECK_EQ_U(srv.v2_calls, 1, "... goes in Version One at once");
+	/* As clnt_vc: the stored word, in network order, goes down by one. */
+	CHECK_EQ_U(srv.xid[1], ntohl(htonl(first) - 1),
+		   "... with the next XID of the sequence");
+	destroy_client(cl);
+
+	cl = make_client_v(4, 4096, 0, RPCRDMA_WANT_AUTO);
+	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "auto, a new connection");
+	CHECK_EQ_U(srv.v2_calls, 0, "... to the server remembered starts in Version One");
+	destroy_client(cl);
+
+	cl = make_client_v(4, 4096, 0, RPCRDMA_WANT_V2);
+	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "2: the call succeeds");
+	CHECK_EQ_U(srv.v2_calls, 1, "... after asking again");
+	destroy_client(cl);
+
+	rpcrdma_peers_forget();
+	cl = make_client_v(4, 4096, 0, RPCRDMA_WANT_AUTO);
+	srv.drop_v2 = true;
+	CHECK_EQ_U(null_call(cl, 300), RPC_TIMEDOUT,
+		   "a server that drops Version Two: the first call is lost");
+	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "the next goes in Version One");
+	CHECK_EQ_U(srv.v2_calls, 1, "only the first was Version Two");
+	destroy_client(cl);
+	cl = make_client_v(4, 4096, 0, RPCRDMA_WANT_AUTO);
+	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "auto, then a new connection");
+	CHECK_EQ_U(srv.v2_calls, 0, "... starts in Version One (s5.2)");
+	destroy_client(cl);
+}
+
+/*
  * A late reply taken while the current call's memory is fenced must not
  * change the current reply: its header is copied out first.
  */
@@ -607,6 +661,7 @@ main(void)
 	test_remote_inv_other_slot();
 	test_remote_invalidation();
 	test_bad_replies();
+	test_version_negotiation();
 	test_reply_header_kept();
 	test_chunk_counters();
 	test_parents_client();

@@ -14,6 +14,7 @@
 
 #include "check.h"
 #include "clnt_fixture.h"
+#include "clnt_rdma_v2.h"
 
 static enum clnt_stat
 echo_call(CLIENT *cl, uint32_t arg, uint32_t *res, int timeout_ms)
@@ -317,6 +318,48 @@ test_polling(void)
 	poll_us = 0;
 }
 
+/*
+ * Version Two asked by several threads at once (clnt_rdma_v2.c): a
+ * batched call granted the credits before any waited call settled the
+ * version, so eight threads' first calls all go in Version Two to a
+ * server of Version One only.  Each refused call goes again, same XID,
+ * in Version One: every call is served once, none fails.
+ */
+static void
+test_concurrent_first_calls(void)
+{
+	struct timeval zero = { 0, 0 };
+	struct echoer e[8];
+	unsigned int i, ok = 0, wrong = 0, c;
+	CLIENT *cl;
+
+	rpcrdma_peers_forget();
+	cl = make_client_v(8, 4096, 0, RPCRDMA_WANT_V2);
+	srv.credits = 8;
+	CHECK_EQ_U(clnt_call(cl, NULLPROC, XDRPROC(xdr_void), NULL, NULL, NULL, zero),
+		   RPC_SUCCESS, "a batched call first, in Version One");
+	CHECK_EQ_U(srv.v2_calls, 0, "... which asks nothing");
+	srv.batch = 8;
+	c = srv.calls;
+	memset(e, 0, sizeof(e));
+	for (i = 0; i < 8; i++)
+		e[i] = (struct echoer){ .cl = cl, .id = i + 1, .calls = 5,
+					.timeout_ms = 10000 };
+	run_echoers(e, 8);
+	for (i = 0; i < 8; i++) {
+		ok += e[i].ok;
+		wrong += e[i].wrong;
+	}
+	CHECK_EQ_U(ok, 40, "40 calls of 8 threads succeed");
+	CHECK_EQ_U(wrong, 0, "each with its own result");
+	CHECK_EQ_U(srv.calls - c, 40, "each served once, in Version One");
+	CHECK(srv.v2_calls > 1 && srv.v2_calls <= 8,
+	      "several asked Version Two at once (%u)", srv.v2_calls);
+	CHECK_EQ_U(ct_of(cl)->ct_vstate, CT_V1, "the connection is in Version One");
+	destroy_client(cl);
+	srv.batch = 0;
+}
+
 int
 main(void)
 {
@@ -326,5 +369,6 @@ main(void)
 	test_destroy_waits_all();
 	test_concurrent_renew();
 	test_polling();
+	test_concurrent_first_calls();
 	return check_done();
 }
