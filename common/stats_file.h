@@ -14,7 +14,8 @@
  * the meaning of a field changes, or when a field appended to struct
  * shim_stats_conn moves every slot after the first (version 2: the
  * chunk and remote invalidation counters; version 3: the registered
- * memory of the process, and room for 2048 transports).
+ * memory of the process, and room for 2048 transports; version 4: the
+ * RPC-over-RDMA version of a connection and the messages it dropped).
  */
 #ifndef COMMON_STATS_FILE_H
 #define COMMON_STATS_FILE_H
@@ -22,7 +23,7 @@
 #include <stdint.h>
 
 #define SHIM_STATS_MAGIC 0x5453534d41445052ull	/* "RPDAMSST" */
-#define SHIM_STATS_VERSION 3
+#define SHIM_STATS_VERSION 4
 #define SHIM_STATS_SLOTS 2048
 #define SHIM_STATS_REASONS 16
 #define SHIM_STATS_PREFIX "rpcrdma-shim."	/* + "<uid>.<pid>" */
@@ -91,6 +92,16 @@ struct shim_stats_conn {
 	uint64_t reply_chunk_bytes;	/* the same for Reply chunks */
 	uint64_t send_inv;		/* replies with remote invalidation
 					 * (RFC 8797 s4.1), sent or received */
+	/*
+	 * RDMA: the RPC-over-RDMA version in use (draft-cel-nfsv4-rpcrdma-
+	 * version-two-01 s5): 1 or 2; 0 while a client's first call, sent
+	 * in Version Two, waits for its answer, or before a server's first
+	 * call.
+	 */
+	uint32_t rpcrdma_vers;
+	uint32_t pad2;
+	/* Messages dropped unanswered: the wrong direction (s3.2, s4.2.2). */
+	uint64_t dropped;
 };
 
 struct shim_stats_file {

@@ -59,6 +59,17 @@ enum shim_upgrade {
 	SHIM_UPGRADE_WAIT,
 };
 
+/*
+ * rpcrdma_version: the RPC-over-RDMA versions offered and accepted
+ * (draft-cel-nfsv4-rpcrdma-version-two-01 s5).  Values are the indices
+ * of the names "1", "2", "auto".
+ */
+enum shim_rpcrdma_version {
+	SHIM_RPCRDMA_V1,	/* Version One only; a server answers ERR_VERS 1..1 */
+	SHIM_RPCRDMA_V2,	/* offer Version Two on every connection */
+	SHIM_RPCRDMA_AUTO,	/* offer it once per peer, remember Version One ones */
+};
+
 enum shim_action {
 	SHIM_ACTION_RDMA,
 	SHIM_ACTION_TCP,
@@ -123,9 +134,11 @@ struct shim_config {
 	uint64_t write_chunk;		/* bytes of Write chunk offered, 0: none */
 	uint64_t max_pinned;		/* registered bytes, 0: from RLIMIT_MEMLOCK */
 	bool remote_invalidate;
+	uint32_t poll_us;		/* busy polling before a sleep, 0: none */
 	/* Programs whose results are never placed in Write chunks. */
 	uint32_t n_no_placement;
 	uint32_t no_placement[SHIM_CONFIG_PROGS_MAX];
+	enum shim_rpcrdma_version rpcrdma_version;
 	enum shim_log_level log_level;
 	enum shim_log_dest log_dest;
 	char log_path[SHIM_CONFIG_PATH_MAX];	/* for SHIM_LOG_TO_FILE */

@@ -24,6 +24,7 @@
 #include "route.h"
 #include "shim.h"
 #include "transport/hooks.h"
+#include "transport/rpcrdma_neg.h"
 
 /* ------------------------------------------------------------------ */
 /* Decisions, logged once per peer and outcome                         */
@@ -54,6 +55,20 @@ prog_format(uint32_t prog, char *buf, size_t len)
 		snprintf(buf, len, "program %u", prog);
 }
 
+/* The transport's name for the setting (rpcrdma_neg.h). */
+static unsigned int
+rpcrdma_want_of(enum shim_rpcrdma_version v)
+{
+	switch (v) {
+	case SHIM_RPCRDMA_V1:
+		return RPCRDMA_WANT_V1;
+	case SHIM_RPCRDMA_V2:
+		return RPCRDMA_WANT_V2;
+	default:
+		return RPCRDMA_WANT_AUTO;
+	}
+}
+
 void
 log_client_rdma(const struct sockaddr *dst, uint32_t prog, uint32_t vers,
 		const struct clnt_rdma_info *info, unsigned int credits)
@@ -69,10 +84,11 @@ log_client_rdma(const struct sockaddr *dst, uint32_t prog, uint32_t vers,
 	sa_format(dst, peer, sizeof(peer));
 	prog_format(prog, pname, sizeof(pname));
 	shim_log(level,
-		 "client %s version %u to %s: RDMA, inline %u/%u%s, credits %u requested, R=%d",
+		 "client %s version %u to %s: RDMA, inline %u/%u%s, credits %u requested, R=%d, RPC-over-RDMA version %s",
 		 pname, vers, peer, info->send_max, info->recv_max,
 		 info->peer_pdata ? "" : " (peer sent no RFC 8797 private data)",
-		 credits, info->rinv);
+		 credits, info->rinv,
+		 info->rpcrdma_vers == 2 ? "2 offered" : "1");
 }
 
 void
@@ -319,6 +335,8 @@ shim_clnt_vc_create(int fd, const struct netbuf *raddr, rpcprog_t prog,
 		params.write_chunk = cfg->write_chunk;
 		params.max_pinned = cfg->max_pinned;
 		params.remote_inv = cfg->remote_invalidate;
+		params.poll_us = cfg->poll_us;
+		params.rpcrdma_want = rpcrdma_want_of(cfg->rpcrdma_version);
 
 		/* Calls go over TCP while RDMA is set up (route_upgrade.c). */
 		if (cfg->upgrade == SHIM_UPGRADE_BACKGROUND &&
@@ -520,6 +538,8 @@ shim_svc_vc_create(int fd, u_int sendsz, u_int recvsz)
 		params.max_call = cfg->max_call;
 		params.max_pinned = cfg->max_pinned;
 		params.remote_inv = cfg->remote_invalidate;
+		params.poll_us = cfg->poll_us;
+		params.rpcrdma_want = rpcrdma_want_of(cfg->rpcrdma_version);
 
 		shim_busy++;
 		ret = server_rdma(xprt, (struct sockaddr *)&local, sendsz,

@@ -557,11 +557,11 @@ re_quote() {
 # ADDR and PORT are literal, '' for any.  OUTCOME is a regex that follows
 # (end it with $ to match the rest of the line whole), '' for any; RDMA and
 # TCP stand for each kind's own forms:
-#   client      RDMA  RDMA, inline S/R[ (peer sent no RFC 8797 private data)], credits C requested, R=0|1
+#   client      RDMA  RDMA, inline S/R[ (peer sent no RFC 8797 private data)], credits C requested, R=0|1, RPC-over-RDMA version 1|2 offered
 #               TCP   TCP (REASON[: DETAIL])
 #   server      RDMA  RDMA listener on port N
 #               TCP   TCP only (REASON[: DETAIL])
-#   connection  RDMA  inline S/R[ (peer sent no RFC 8797 private data)], credits C, R=0|1
+#   connection  RDMA  inline S/R[ (peer sent no RFC 8797 private data)], credits C, R=0|1, RPC-over-RDMA version 1|versions 1-2
 shim_line() {
 	local comm='[^]:]+' pid='[0-9]+' prog='[0-9]+'
 	while [[ $1 == --* ]]; do
@@ -578,11 +578,11 @@ shim_line() {
 	[[ -z ${3:-} ]] || port=$3
 	local inline='inline [0-9]+/[0-9]+( \(peer sent no RFC 8797 private data\))?'
 	case $kind:$outcome in
-	client:RDMA) outcome="RDMA, $inline, credits [0-9]+ requested, R=[01]\$" ;;
+	client:RDMA) outcome="RDMA, $inline, credits [0-9]+ requested, R=[01], RPC-over-RDMA version (1|2 offered)\$" ;;
 	client:TCP) outcome='TCP \(' ;;
 	server:RDMA) outcome='RDMA listener on port [0-9]+$' ;;
 	server:TCP) outcome='TCP only \(' ;;
-	connection:RDMA) outcome="$inline, credits [0-9]+, R=[01]\$" ;;
+	connection:RDMA) outcome="$inline, credits [0-9]+, R=[01], RPC-over-RDMA (version 1|versions 1-2)\$" ;;
 	esac
 	local head="^rpcrdma-shim\\[$comm:$pid\\]: "
 	case $kind in

@@ -133,6 +133,8 @@ json_transport(const struct shim_stats_conn *s, bool more)
 	json_opt("credits", rdma_conn, s->credits);
 	json_bool_opt("remote_invalidate", rdma_conn, s->rinv);
 	json_bool_opt("peer_private_data", rdma_conn, s->peer_pdata);
+	json_opt("rpcrdma_version", rdma_conn && s->rpcrdma_vers,
+		 s->rpcrdma_vers);
 	json_u64("created", s->created, true);
 	json_u64("calls", s->calls, true);
 	json_u64("errors", s->errors, true);
@@ -146,7 +148,8 @@ json_transport(const struct shim_stats_conn *s, bool more)
 	json_u64("read_chunk_bytes", s->read_chunk_bytes, true);
 	json_u64("write_chunk_bytes", s->write_chunk_bytes, true);
 	json_u64("reply_chunk_bytes", s->reply_chunk_bytes, true);
-	json_u64("send_inv", s->send_inv, false);
+	json_u64("send_inv", s->send_inv, true);
+	json_u64("dropped", s->dropped, false);
 	printf("        }%s\n", more ? "," : "");
 }
 

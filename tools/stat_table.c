@@ -130,7 +130,7 @@ inline_call_reply(const struct shim_stats_conn *s, uint32_t *call,
 static char *
 detail_text(const struct shim_stats_conn *s)
 {
-	char rd[32], wr[32], rp[32];
+	char rd[32], wr[32], rp[32], vers[16] = "-";
 	uint32_t call, reply;
 
 	if (s->role == SHIM_STATS_LISTENER) {
@@ -145,13 +145,15 @@ detail_text(const struct shim_stats_conn *s)
 	bytes_text(s->read_chunk_bytes, rd, sizeof(rd));
 	bytes_text(s->write_chunk_bytes, wr, sizeof(wr));
 	bytes_text(s->reply_chunk_bytes, rp, sizeof(rp));
+	if (s->rpcrdma_vers)
+		snprintf(vers, sizeof(vers), "%" PRIu32, s->rpcrdma_vers);
 	return fmt("inline=%" PRIu32 "/%" PRIu32 " credits=%" PRIu32
 		   " R=%u pdata=%s long=%" PRIu64 "/%" PRIu64
 		   " rdma_errors=%" PRIu64 " read_chunk=%s write_chunk=%s"
-		   " reply_chunk=%s send_inv=%" PRIu64,
+		   " reply_chunk=%s send_inv=%" PRIu64 " vers=%s dropped=%" PRIu64,
 		   call, reply, s->credits, s->rinv ? 1u : 0u,
 		   s->peer_pdata ? "yes" : "no", s->long_out, s->long_in,
-		   s->rdma_errors, rd, wr, rp, s->send_inv);
+		   s->rdma_errors, rd, wr, rp, s->send_inv, vers, s->dropped);
 }
 
 void

@@ -5,8 +5,12 @@
  * clnt_rdma_marshal.c (messages) and clnt_rdma_cq.c (completions, waits);
  * clnt_rdma_int.h joins them.
  *
- * One call at a time per CLIENT, as libtirpc's clnt_vc does: callers on
- * several threads are serialized by ct_lock.
+ * Callers on several threads share a CLIENT: their calls are in flight
+ * together, up to the credits the server grants (RFC 8166 s4.3), each
+ * reply handed to its caller by XID; ct_lock is held except while they
+ * wait (clnt_rdma_wait.c).  What a program sees is clnt_vc's: the XID
+ * sequence, clnt_control, per-call timeouts, an error per call
+ * (clnt_geterr on the calling thread), clnt_destroy waiting for callers.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -22,17 +26,32 @@
 
 static struct clnt_ops *clnt_rdma_ops(void);
 
+/*
+ * The outcome of the last call of this thread, for clnt_geterr: other
+ * threads' calls on the same CLIENT end meanwhile.
+ */
+static __thread struct {
+	uint64_t id;		/* the CLIENT's ct_id */
+	struct rpc_err err;
+} last_call;
+static uint64_t ct_ids;
+
 static struct ct_rdma *
 ct_of(CLIENT *cl)
 {
 	return (struct ct_rdma *)cl->cl_private;
 }
 
-/* A CLIENT made by the parent, used in a fork() child. */
+/*
+ * A CLIENT made by the parent, used in a fork() child.  Read without
+ * ct_lock (a parent's thread may have held it at the fork): from the
+ * generation its connections belong to, not from ct_ep, which another
+ * thread may be renewing.
+ */
 static bool
 ct_forked(const struct ct_rdma *ct)
 {
-	return ct->ct_ep && ep_forked(ct->ct_ep);
+	return ct->ct_has_gen && ep_gen_forked(ct->ct_gen);
 }
 
 static int64_t
@@ -115,6 +134,8 @@ ct_renew(struct ct_rdma *ct, int64_t deadline, const char *why_lost)
 		ct->ct_ep = NULL;
 	}
 	memset(ct->ct_slots, 0, sizeof(ct->ct_slots));
+	ct->ct_nslots = CT_SLOTS;
+	ct->ct_mw = false;
 	ct->ct_outstanding = 0;
 	ct->ct_granted = 1;
 	if (left <= 0)
@@ -137,10 +158,12 @@ ct_renew(struct ct_rdma *ct, int64_t deadline, const char *why_lost)
 }
 
 /*
- * Before a call: a connection that works, and a free slot.  Each attempt
- * may renew the connection once; the call has not left yet, so it is
- * sent once, on the connection it finds (RFC 8166 s4.3: nothing of the
- * old one carries over).  Returns the slot, or a negative errno.
+ * Before a call: a connection that works, and a slot.  Each attempt may
+ * renew the connection once; the call has not left yet, so it is sent
+ * once, on the connection it finds (RFC 8166 s4.3: nothing of the old
+ * one carries over).  Calls of other threads on the old connection end
+ * first (ct_wait_quiet), one thread renews it while the others wait.
+ * Returns the slot, or a negative errno.
  */
 static int
 ct_ready(struct ct_rdma *ct, int64_t deadline, bool *renewed,
@@ -149,30 +172,44 @@ ct_ready(struct ct_rdma *ct, int64_t deadline, bool *renewed,
 	int s, ret;
 
 	for (;;) {
+		if (ct->ct_renewing) {
+			ret = ct_wait_renewed(ct, deadline);
+			if (ret)
+				return ret;
+			continue;
+		}
 		if (!ct->ct_ep || ep_dead(ct->ct_ep)) {
 			if (*renewed)
 				return ct->ct_ep ? -ep_dead(ct->ct_ep) : -ENOTCONN;
 			*renewed = true;
-			ret = ct_renew(ct, deadline, why_lost);
+			ct->ct_renewing = true;
+			/* Waiters on the lost connection give it up. */
+			ct_wake_waiters(ct);
+			ret = ct_wait_quiet(ct, deadline);
+			if (!ret)
+				ret = ct_renew(ct, deadline, why_lost);
+			ct->ct_renewing = false;
+			ct_wake_waiters(ct);
 			if (ret)
 				return ret;
 		}
-		/* s4.3.3, s4.3.1: never more calls in flight than granted. */
-		ret = ct_wait_room(ct, deadline);
-		if (!ret) {
-			s = ct_get_slot(ct, deadline);
-			if (s >= 0)
-				return s;
-			ret = s;
-			if (s == -ENOSPC && !*renewed) {
-				why_lost = "every call slot holds a timed-out call's memory";
-				ep_set_dead(ct->ct_ep, ENOSPC);
-				continue;
-			}
+		s = ct_get_slot(ct, deadline);
+		if (s >= 0 && ct->ct_ep && !ep_dead(ct->ct_ep))
+			return s;
+		if (s >= 0) {
+			/* Lost while waiting for it. */
+			ct_slot_unclaim(ct, (unsigned int)s);
+			s = -ECONNRESET;
+		}
+		if (s == -ENOSPC && !*renewed) {
+			why_lost = "every call slot holds a timed-out call's memory";
+			ep_set_dead(ct->ct_ep, ENOSPC);
+			continue;
 		}
 		/* Lost while waiting: a new connection, if not done yet. */
-		if (!ep_dead(ct->ct_ep) || *renewed)
-			return ep_dead(ct->ct_ep) ? -ep_dead(ct->ct_ep) : ret;
+		if ((ct->ct_ep && !ep_dead(ct->ct_ep)) || *renewed)
+			return ct->ct_ep && ep_dead(ct->ct_ep) ?
+			       -ep_dead(ct->ct_ep) : s;
 		why_lost = NULL;
 	}
 }
@@ -185,8 +222,10 @@ ct_await_reply(struct ct_rdma *ct, unsigned int s, uint32_t xid,
 	struct ct_slot *slot = &ct->ct_slots[s];
 	enum clnt_stat st;
 
-	if (ct_wait_reply(ct, xid, deadline)) {
+	(void)xid;
+	if (ct_wait_reply(ct, s, deadline)) {
 		st = ct_wait_failed(ct);
+		ct_v2_unanswered(ct, slot);
 		if (st == RPC_TIMEDOUT) {
 			ct_orphan(ct, s);
 		} else {
@@ -197,36 +236,81 @@ ct_await_reply(struct ct_rdma *ct, unsigned int s, uint32_t xid,
 		}
 		return st;
 	}
-	ct_reply_arrived(ct, s, ct->ct_rep.hdr.credits);
+	ct_reply_arrived(ct, s, slot->rep.hdr.credits);
 	/* s5.4.1: nothing of this call stays reachable once it returns. */
 	if (!ct_fence_now(ct, s)) {
-		(void)ep_post_recv(ct->ct_ep, ct->ct_rep.ridx);
+		(void)ep_post_recv(ct->ct_ep, slot->rep.ridx);
+		ct_slot_unclaim(ct, s);
 		return ct_fail(ct, RPC_CANTRECV, EIO);
 	}
 	return RPC_SUCCESS;
 }
 
 /*
+ * The call encoded into its slot, as *xid (a new one from the sequence
+ * when *xid is 0), with the buffers its chunks need.  When the pool cannot give them while calls of other threads
+ * hold theirs, this one gives its own back and waits for one of those to
+ * return.  Returns 0, -EMSGSIZE, -EINVAL, -ETIMEDOUT, or -ENOMEM with
+ * *what saying what was refused.
+ */
+static int
+ct_prepare(CLIENT *cl, struct ct_rdma *ct, unsigned int s, rpcproc_t proc,
+	   xdrproc_t xdr_args, void *args_ptr, uint32_t *xid, size_t *len,
+	   int64_t deadline, const char **what)
+{
+	struct ct_slot *slot = &ct->ct_slots[s];
+	int ret;
+
+	for (;;) {
+		/*
+		 * The call first, then the chunks for the reply: a call that
+		 * grows holds two buffers for a moment, better not on top of
+		 * those.
+		 */
+		*what = "a call's arguments";
+		ret = ct_slot_callbuf(ct, slot);
+		if (!ret) {
+			/* Same XID sequence as clnt_vc: decrement the stored word. */
+			if (!*xid)
+				*xid = ntohl(--ct->ct_u.ct_mcalli);
+			ret = ct_encode_call(cl, ct, slot, proc, xdr_args,
+					     args_ptr, len);
+		}
+		if (!ret) {
+			*what = "a call's Reply chunk";
+			ret = ct_slot_buffers(ct, slot);
+		}
+		if (ret != -ENOMEM || !ct_slots_in(ct, SLOT_ACTIVE))
+			return ret;
+		ct_slot_bufs_put(ct, slot);
+		if (ct_wait_returned(ct, deadline))
+			return -ETIMEDOUT;
+	}
+}
+
+/*
  * One attempt at the call.  *refresh is set when the credentials were
- * refreshed and the call should be made again.
+ * refreshed and the call should be made again; *same_xid, when not 0,
+ * is the XID it goes with (its version was refused, clnt_rdma_v2.c).
  */
 static enum clnt_stat
 ct_call_once(CLIENT *cl, struct ct_rdma *ct, rpcproc_t proc,
 	     xdrproc_t xdr_args, void *args_ptr, xdrproc_t xdr_results,
 	     void *results_ptr, struct timeval timeout, int *refreshes,
-	     bool *refresh)
+	     bool *refresh, uint32_t *same_xid)
 {
-	struct ep *ep = ct->ct_ep;
-	uint32_t *msg_x_id = &ct->ct_u.ct_mcalli;
-	const char *why_lost = NULL;
+	const char *why_lost = NULL, *what;
 	bool renewed = false;
+	struct ct_slot *slot;
 	enum clnt_stat st;
 	int64_t deadline;
-	uint32_t x_id;
-	size_t len;
+	uint32_t x_id = *same_xid;
+	size_t len = 0;
+	struct ep *ep;
 	int s, ret;
 
 	*refresh = false;
+	*same_xid = 0;
 	memset(&ct->ct_error, 0, sizeof(ct->ct_error));
 	deadline = ep_now_ms() + tv_ms(&ct->ct_wait);
 again:
@@ -235,45 +319,57 @@ again:
 		return ct_fail(ct, s == -ETIMEDOUT ? RPC_TIMEDOUT : RPC_CANTSEND,
 			       -s);
 	ep = ct->ct_ep;
-	/* Same XID sequence as clnt_vc: decrement the stored word. */
-	x_id = ntohl(--(*msg_x_id));
+	slot = &ct->ct_slots[s];
+	/*
+	 * s4.3.3, s4.3.1: never more calls in flight than granted.  This
+	 * call holds its credit from now; every way out gives it back.
+	 */
+	if (ct_wait_credit(ct, deadline)) {
+		ct_slot_unclaim(ct, (unsigned int)s);
+		if (ep_dead(ep) && !renewed)
+			goto again;
+		return ct_wait_failed(ct);
+	}
+	ct->ct_outstanding++;
 	/*
 	 * As clnt_vc: a call with a zero timeout (batched, or "message
 	 * passing") is never waited for, so it offers no chunk a reply could
 	 * be written into (RFC 8166 s5.3.3 asks for one only where a reply
 	 * is expected); a reply that comes anyway is dropped by XID.
 	 */
-	ct->ct_slots[s].wait_reply = timeout.tv_sec != 0 || timeout.tv_usec != 0;
+	slot->wait_reply = timeout.tv_sec != 0 || timeout.tv_usec != 0;
 
-	/*
-	 * The call first, then the chunks for the reply: a call that grows
-	 * holds two buffers for a moment, better not on top of those.
-	 * Timed-out calls' memory is what a new connection gives back.
-	 */
-	ret = ct_slot_callbuf(ct, &ct->ct_slots[s]);
-	if (!ret)
-		ret = ct_encode_call(cl, ct, &ct->ct_slots[s], proc, xdr_args,
-				     args_ptr, &len);
-	if (!ret && ct_slot_buffers(ct, &ct->ct_slots[s]))
-		ret = -ENOBUFS;
-	if ((ret == -ENOMEM || ret == -ENOBUFS) && !renewed &&
-	    ct_any_orphan(ct)) {
+	ret = ct_prepare(cl, ct, (unsigned int)s, proc, xdr_args, args_ptr,
+			 &x_id, &len, deadline, &what);
+	/* Timed-out calls' memory is what a new connection gives back. */
+	if (ret == -ENOMEM && !renewed && ct_any_orphan(ct) &&
+	    ct_busy_slots(ct) == 1) {
+		ct_call_abandoned(ct, (unsigned int)s);
+		ct_slot_unclaim(ct, (unsigned int)s);
 		why_lost = "timed-out calls hold the memory a call needs";
 		ep_set_dead(ep, ENOMEM);
 		goto again;
 	}
 	if (ret == -ENOMEM) {
-		ct_log_memory("a call's arguments", 0);
-		return ct_fail(ct, RPC_CANTSEND, ENOMEM);
-	}
-	if (ret == -ENOBUFS) {
-		ct_log_memory("a call's Reply chunk", ct_call_need(ct));
-		return ct_fail(ct, RPC_CANTSEND, ENOMEM);
+		ct_log_memory(what, strcmp(what, "a call's Reply chunk") ? 0 :
+				    ct_call_need(ct));
+		st = ct_fail(ct, RPC_CANTSEND, ENOMEM);
+	} else if (ret == -ETIMEDOUT) {
+		st = ct_fail(ct, ep_dead(ep) ? RPC_CANTSEND : RPC_TIMEDOUT,
+			     ep_dead(ep));
+	} else if (ret) {
+		st = ct_fail(ct, RPC_CANTENCODEARGS,
+			     ret == -EMSGSIZE ? EMSGSIZE : 0);
 	}
 	if (ret)
-		return ct_fail(ct, RPC_CANTENCODEARGS,
-			       ret == -EMSGSIZE ? EMSGSIZE : 0);
-	ret = ct_send_call(ct, (unsigned int)s, x_id, len, deadline);
+		goto out_unclaim;
+	while ((ret = ct_send_call(ct, (unsigned int)s, x_id, len,
+				   deadline)) == -ENOBUFS) {
+		if (ct_wait_returned(ct, deadline)) {
+			ret = ep_dead(ep) ? -ep_dead(ep) : -ETIMEDOUT;
+			break;
+		}
+	}
 	if (ret == -ENOMEM)
 		ct_log_memory("a call's receive and header", 0);
 	if (ret) {
@@ -282,12 +378,16 @@ again:
 		 * connection found lost at the Send takes its windows with it,
 		 * and the call goes on a new one.
 		 */
-		if (!ep_dead(ep))
+		if (!ep_dead(ep)) {
 			ct_fence_now(ct, (unsigned int)s);
-		else if (!renewed)
+		} else if (!renewed) {
+			ct_call_abandoned(ct, (unsigned int)s);
+			ct_slot_unclaim(ct, (unsigned int)s);
 			goto again;
-		return ct_fail(ct, ret == -ETIMEDOUT ? RPC_TIMEDOUT : RPC_CANTSEND,
-			       -ret);
+		}
+		st = ct_fail(ct, ret == -ETIMEDOUT ? RPC_TIMEDOUT : RPC_CANTSEND,
+			     -ret);
+		goto out_unclaim;
 	}
 
 	/*
@@ -295,7 +395,7 @@ again:
 	 * without waiting; any call with a zero timeout is "message passing"
 	 * and times out at once.  Their replies, if any, come as late ones.
 	 */
-	if (!ct->ct_slots[s].wait_reply) {
+	if (!slot->wait_reply) {
 		ct_orphan(ct, (unsigned int)s);
 		/* Replies that came anyway give their receives back now. */
 		(void)ct_reap(ct);
@@ -306,12 +406,22 @@ again:
 	st = ct_await_reply(ct, (unsigned int)s, x_id, deadline);
 	if (st != RPC_SUCCESS)
 		return st;
-	st = ct_reply_result(cl, ct, &ct->ct_slots[s], x_id, xdr_results,
-			     results_ptr, refreshes, refresh);
-	if (ep_post_recv(ep, ct->ct_rep.ridx)) {
+	slot->resend = false;
+	st = ct_reply_result(cl, ct, slot, x_id, xdr_results, results_ptr,
+			     refreshes, refresh);
+	if (*refresh && slot->resend)
+		*same_xid = x_id;
+	ret = ep_post_recv(ep, slot->rep.ridx);
+	ct_slot_unclaim(ct, (unsigned int)s);
+	if (ret) {
 		*refresh = false;
 		return ct_fail(ct, RPC_CANTRECV, ep_dead(ep));
 	}
+	return st;
+
+out_unclaim:
+	ct_call_abandoned(ct, (unsigned int)s);
+	ct_slot_unclaim(ct, (unsigned int)s);
 	return st;
 }
 
@@ -326,7 +436,11 @@ ct_parents_call(struct ct_rdma *ct)
 {
 	shim_log(SHIM_LOG_WARN,
 		 "client: a CLIENT made before fork() cannot be used in the child: make a new one");
-	return ct_fail(ct, RPC_CANTSEND, ENOTCONN);
+	last_call.id = ct->ct_id;
+	memset(&last_call.err, 0, sizeof(last_call.err));
+	last_call.err.re_status = RPC_CANTSEND;
+	last_call.err.re_errno = ENOTCONN;
+	return RPC_CANTSEND;
 }
 
 static enum clnt_stat
@@ -335,17 +449,20 @@ clnt_rdma_call(CLIENT *cl, rpcproc_t proc, xdrproc_t xdr_args, void *args_ptr,
 {
 	struct ct_rdma *ct = ct_of(cl);
 	int refreshes = 2;
+	uint32_t same_xid = 0;
 	enum clnt_stat st;
 	bool refresh;
 
 	if (ct_forked(ct))
 		return ct_parents_call(ct);
 	pthread_mutex_lock(&ct->ct_lock);
+	ct->ct_callers++;
 	if (!ct->ct_waitset && !time_not_ok(&timeout))
 		ct->ct_wait = timeout;
 	do {
 		st = ct_call_once(cl, ct, proc, xdr_args, args_ptr, xdr_results,
-				  results_ptr, timeout, &refreshes, &refresh);
+				  results_ptr, timeout, &refreshes, &refresh,
+				  &same_xid);
 	} while (refresh);
 	ct_slots_idle(ct);
 
@@ -354,14 +471,27 @@ clnt_rdma_call(CLIENT *cl, rpcproc_t proc, xdrproc_t xdr_args, void *args_ptr,
 		SHIM_STATS_ADD(ct->ct_stats, timeouts, 1);
 	else if (st != RPC_SUCCESS)
 		SHIM_STATS_ADD(ct->ct_stats, errors, 1);
+	last_call.id = ct->ct_id;
+	last_call.err = ct->ct_error;
+	ct->ct_returned++;
+	if (--ct->ct_callers == 0)
+		pthread_cond_broadcast(&ct->ct_idle);
+	/* Its credit, slot and memory may be what others wait for. */
+	ct_wake_waiters(ct);
 	pthread_mutex_unlock(&ct->ct_lock);
 	return st;
 }
 
+/* This thread's last call on cl, else the CLIENT's last (as clnt_vc). */
 static void
 clnt_rdma_geterr(CLIENT *cl, struct rpc_err *errp)
 {
-	*errp = ct_of(cl)->ct_error;
+	struct ct_rdma *ct = ct_of(cl);
+
+	if (last_call.id == ct->ct_id)
+		*errp = last_call.err;
+	else
+		*errp = ct->ct_error;
 }
 
 static bool_t
@@ -480,7 +610,7 @@ out:
 static void
 ct_free(struct ct_rdma *ct)
 {
-	if (ct->ct_ep && ep_forked(ct->ct_ep)) {
+	if (ct_forked(ct)) {
 		/* The parent's: its windows, buffers and lock stay untouched. */
 		ep_abandon(ct->ct_ep);
 		free(ct->ct_addr.buf);
@@ -494,6 +624,7 @@ ct_free(struct ct_rdma *ct)
 		ep_destroy(ct->ct_ep);
 	}
 	free(ct->ct_addr.buf);
+	pthread_cond_destroy(&ct->ct_idle);
 	pthread_mutex_destroy(&ct->ct_lock);
 	free(ct);
 }
@@ -504,13 +635,15 @@ clnt_rdma_destroy(CLIENT *cl)
 	struct ct_rdma *ct = ct_of(cl);
 
 	/*
-	 * As clnt_vc_destroy: a call in progress on another thread ends
+	 * As clnt_vc_destroy: calls in progress on other threads end
 	 * first.  Nothing may take the lock after this (libtirpc's contract).
 	 * A parent's CLIENT in a fork() child is not waited for: the lock
 	 * may be held by a thread that exists only in the parent.
 	 */
 	if (!ct_forked(ct)) {
 		pthread_mutex_lock(&ct->ct_lock);
+		while (ct->ct_callers)
+			pthread_cond_wait(&ct->ct_idle, &ct->ct_lock);
 		pthread_mutex_unlock(&ct->ct_lock);
 	}
 	if (ct->ct_closeit && ct->ct_fd != -1)
@@ -557,6 +690,9 @@ clnt_rdma_publish(CLIENT *cl, rpcprog_t prog, rpcvers_t vers)
 	s->credits = ct->ct_granted;
 	s->rinv = ep_rinv(ep);
 	s->peer_pdata = ep_peer_pdata(ep);
+	/* 0 until the first call in Version Two is answered. */
+	s->rpcrdma_vers = ct_v2_offered(ct) == RPCRDMA1_VERSION ?
+			  RPCRDMA1_VERSION : 0;
 	ct->ct_stats = s;
 	shim_stats_publish(s);
 }
@@ -578,6 +714,7 @@ clnt_rdma_info(CLIENT *cl, struct clnt_rdma_info *info)
 	info->credits = ct->ct_granted;
 	info->rinv = ep_rinv(ct->ct_ep);
 	info->peer_pdata = ep_peer_pdata(ct->ct_ep);
+	info->rpcrdma_vers = ct_v2_offered(ct);
 	pthread_mutex_unlock(&ct->ct_lock);
 }
 
@@ -641,7 +778,7 @@ clnt_rdma_create(int fd, const struct netbuf *raddr, const struct sockaddr *dst,
 		.nsend = CT_NSEND,
 		.send_buf_size = CT_SEND_BUF,
 		/* Per call: two binds and a Send, then two invalidations. */
-		.max_send_wr = CT_NSEND + 8 * CT_SLOTS,
+		.max_send_wr = CT_NSEND + 8 * CT_SLOTS_MAX,
 		.remote_inv = p->remote_inv,
 	};
 	struct ct_rdma *ct;
@@ -653,6 +790,10 @@ clnt_rdma_create(int fd, const struct netbuf *raddr, const struct sockaddr *dst,
 	if (!cl || !ct)
 		goto out_nomem;
 	pthread_mutex_init(&ct->ct_lock, NULL);
+	pthread_cond_init(&ct->ct_idle, NULL);
+	ct->ct_id = __atomic_add_fetch(&ct_ids, 1, __ATOMIC_RELAXED);
+	ct->ct_poll_us = p->poll_us;
+	ct->ct_nslots = CT_SLOTS;
 	ct->ct_fd = fd;
 	ct->ct_addr.buf = malloc(raddr->len);
 	if (!ct->ct_addr.buf)
@@ -699,6 +840,8 @@ clnt_rdma_create(int fd, const struct netbuf *raddr, const struct sockaddr *dst,
 			ct_log_memory("its receives", 0);
 		goto out_free;
 	}
+	ct->ct_gen = ep_gen(ct->ct_ep);
+	ct->ct_has_gen = true;
 
 	/* One window per chunk and slot, where the device has them. */
 	if (ep_dev(ct->ct_ep)->mw_type2 && ct_windows_alloc(ct)) {
@@ -715,6 +858,7 @@ clnt_rdma_create(int fd, const struct netbuf *raddr, const struct sockaddr *dst,
 	}
 	ct->ct_granted = 1;	/* s4.3.3: one credit until a reply says more */
 	ct->ct_credits_req = p->credits;
+	ct_v2_setup(ct, p->rpcrdma_want);
 	if (ct_call_header(ct, prog, vers)) {
 		*why = RDMA_FAIL_ERROR;
 		*err = EINVAL;

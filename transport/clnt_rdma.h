@@ -22,6 +22,8 @@ struct clnt_rdma_params {
 	uint64_t write_chunk;		/* Write chunk offered, 0: none */
 	uint64_t max_pinned;		/* the process's budget, 0: default */
 	bool remote_inv;
+	unsigned int poll_us;		/* busy polling before a sleep */
+	unsigned int rpcrdma_want;	/* enum rpcrdma_want (rpcrdma_neg.h) */
 };
 
 /* What a connection negotiated, for the decision log and statistics. */
@@ -31,6 +33,7 @@ struct clnt_rdma_info {
 	unsigned int credits;		/* last granted (1 before any reply) */
 	bool rinv;
 	bool peer_pdata;		/* the peer sent RFC 8797 private data */
+	uint32_t rpcrdma_vers;		/* 2: Version Two offered, 1: One only */
 };
 
 /*

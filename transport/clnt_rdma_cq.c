@@ -2,10 +2,9 @@
  * The client's completions (clnt_rdma_int.h): receives matched to the
  * call waited for, late replies, credits, and the waits built on them.
  *
- * Completions are taken one at a time: a wait that found what it waited
- * for stops before taking the next one, which stays queued for a later
- * wait.  Each wait has its own condition, checked before every
- * completion is taken.
+ * A reply is handed to the call with its XID (its slot), whichever
+ * thread takes it; each wait has its own condition (clnt_rdma_wait.c
+ * checks it, for every waiter, after each round of completions).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -13,9 +12,6 @@
 
 #include "clnt_rdma_int.h"
 #include "common/log.h"
-
-/* Longest single sleep: the deadline is checked at least this often. */
-#define CT_SLEEP_MAX_MS 60000
 
 unsigned int
 ct_credit_window(const struct ct_rdma *ct)
@@ -61,27 +57,24 @@ ct_reply_arrived(struct ct_rdma *ct, unsigned int s, uint32_t credits)
 	ct_granted_set(ct, credits);
 }
 
-/* What a wait stops on. */
-struct ct_cond {
-	bool (*done)(const struct ct_rdma *ct, const struct ct_cond *cond);
-	unsigned int slot;	/* ct_slot_fenced */
-	bool want_reply;	/* ct_replied: the reply to xid is the goal */
-	uint32_t xid;
-	bool replied;		/* and it came, into ct->ct_rep */
-};
-
 static bool
 ct_replied(const struct ct_rdma *ct, const struct ct_cond *cond)
 {
-	return cond->replied;
+	return ct->ct_slots[cond->slot].replied;
+}
+
+/* s4.3.1: never more calls in flight than granted. */
+static bool
+ct_has_credit(const struct ct_rdma *ct, const struct ct_cond *cond)
+{
+	return ct->ct_outstanding < ct_credit_window(ct);
 }
 
 /* Per call: up to CT_NWIN memory window binds chained before the Send. */
 static bool
 ct_has_room(const struct ct_rdma *ct, const struct ct_cond *cond)
 {
-	return ct->ct_outstanding < ct_credit_window(ct) &&
-	       ep_nsend_free(ct->ct_ep) && ep_sq_room(ct->ct_ep, CT_NWIN + 1);
+	return ep_nsend_free(ct->ct_ep) && ep_sq_room(ct->ct_ep, CT_NWIN + 1);
 }
 
 static bool
@@ -90,15 +83,16 @@ ct_slot_fenced(const struct ct_rdma *ct, const struct ct_cond *cond)
 	return !ct_slot_exposed(&ct->ct_slots[cond->slot]);
 }
 
+/* A slot is free, or none will be (ct_get_slot then renews). */
 static bool
 ct_any_slot_free(const struct ct_rdma *ct, const struct ct_cond *cond)
 {
 	unsigned int s;
 
-	for (s = 0; s < CT_SLOTS; s++)
+	for (s = 0; s < ct->ct_nslots; s++)
 		if (ct->ct_slots[s].state == SLOT_FREE)
 			return true;
-	return false;
+	return !ct_busy_slots(ct);
 }
 
 /*
@@ -120,11 +114,35 @@ ct_is_reply(const uint8_t *buf, uint32_t len, const struct rpcrdma_hdr *h)
 	return ntohl(dir) == REPLY;
 }
 
-/* The reply to the call waited for: its header is copied out. */
-static void
-ct_take_reply(struct ct_rdma *ct, const struct ibv_wc *wc, bool well_formed)
+static bool
+ct_call_returned(const struct ct_rdma *ct, const struct ct_cond *cond)
 {
-	struct ct_reply *rep = &ct->ct_rep;
+	return ct->ct_returned != cond->returned ||
+	       !ct_slots_in(ct, SLOT_ACTIVE);
+}
+
+/* The slot whose call waits for the reply to xid, or NULL. */
+static struct ct_slot *
+ct_slot_of_reply(struct ct_rdma *ct, uint32_t xid)
+{
+	unsigned int s;
+
+	for (s = 0; s < ct->ct_nslots; s++) {
+		struct ct_slot *slot = &ct->ct_slots[s];
+
+		if (slot->state == SLOT_ACTIVE && slot->xid == xid &&
+		    slot->wait_reply && !slot->replied)
+			return slot;
+	}
+	return NULL;
+}
+
+/* A reply to a call waited for: its header is copied out. */
+static void
+ct_take_reply(struct ct_rdma *ct, struct ct_slot *slot,
+	      const struct ibv_wc *wc, bool well_formed)
+{
+	struct ct_reply *rep = &slot->rep;
 
 	rep->hdr = ct->ct_hdr;
 	rep->ridx = EP_WRID_IDX(wc->wr_id);
@@ -132,19 +150,20 @@ ct_take_reply(struct ct_rdma *ct, const struct ibv_wc *wc, bool well_formed)
 	/* A malformed reply still completes its call, with an error. */
 	if (!well_formed)
 		rep->hdr.proc = UINT32_MAX;
+	slot->replied = true;
 }
 
 /*
- * Handle one completion.  Returns 1 when it is the reply the condition
- * waits for (in ct->ct_rep), 0 when it was something else, a negative
- * errno when the connection failed.
+ * Handle one completion: a reply goes to the call with its XID, whichever
+ * thread waits for it.  Returns 0, or a negative errno when the
+ * connection failed.
  */
-static int
-ct_completion(struct ct_rdma *ct, const struct ibv_wc *wc,
-	      struct ct_cond *cond)
+int
+ct_completion(struct ct_rdma *ct, const struct ibv_wc *wc)
 {
 	struct ep *ep = ct->ct_ep;
 	struct rpcrdma_hdr *h = &ct->ct_hdr;
+	struct ct_slot *slot;
 	uint32_t i, inv;
 	int ret;
 
@@ -171,7 +190,9 @@ ct_completion(struct ct_rdma *ct, const struct ibv_wc *wc,
 		SHIM_STATS_ADD(ct->ct_stats, send_inv, 1);
 		ct_remote_inv(ct, inv);
 	}
-	ret = rpcrdma_hdr_decode(ep_recv_buf(ep, i), wc->byte_len, h);
+	ret = ct_hdr_decode(ct, ep_recv_buf(ep, i), wc->byte_len, h);
+	if (ret == -ECANCELED)
+		return ep_post_recv(ep, i);	/* not a reply (clnt_rdma_v2.c) */
 	if (ret == -EMSGSIZE) {
 		/* Not even an XID: nothing to match it with (s5.5). */
 		shim_log(SHIM_LOG_WARN, "client: dropped a %u-octet message",
@@ -185,10 +206,10 @@ ct_completion(struct ct_rdma *ct, const struct ibv_wc *wc,
 			 h->xid, wc->byte_len);
 		return ep_post_recv(ep, i);
 	}
-	if (cond->want_reply && h->xid == cond->xid) {
-		ct_take_reply(ct, wc, ret == 0);
-		cond->replied = true;
-		return 1;
+	slot = ct_slot_of_reply(ct, h->xid);
+	if (slot) {
+		ct_take_reply(ct, slot, wc, ret == 0);
+		return 0;
 	}
 	/*
 	 * Anything else is dropped by XID, as over TCP: a late reply to a
@@ -203,58 +224,18 @@ ct_completion(struct ct_rdma *ct, const struct ibv_wc *wc,
 	return ep_post_recv(ep, i);
 }
 
-/*
- * Sleep until a completion or a connection event may be there (the
- * endpoint's shared channels), or the deadline.  Returns 0, -ETIMEDOUT,
- * or -errno when the channels failed.
- */
-static int
-ct_sleep(struct ct_rdma *ct, int64_t deadline)
+int
+ct_wait_reply(struct ct_rdma *ct, unsigned int s, int64_t deadline)
 {
-	int64_t cap = ep_now_ms() + CT_SLEEP_MAX_MS;
-	int ret = ep_wait(ct->ct_ep, deadline < cap ? deadline : cap);
+	struct ct_cond cond = { .done = ct_replied, .slot = s };
 
-	/* Only the caller's deadline ends the wait. */
-	return ret == -ETIMEDOUT && cap < deadline ? 0 : ret;
-}
-
-static int
-ct_wait(struct ct_rdma *ct, struct ct_cond *cond, int64_t deadline)
-{
-	struct ep *ep = ct->ct_ep;
-	struct ibv_wc wc;
-	int n, ret;
-
-	for (;;) {
-		if (cond->done(ct, cond))
-			return 0;
-		n = ep_poll(ep, &wc, 1);
-		if (n < 0) {
-			ep_set_dead(ep, EIO);
-			return -ep_dead(ep);
-		}
-		if (n > 0) {
-			ret = ct_completion(ct, &wc, cond);
-			if (ret < 0)
-				return ret;
-			continue;
-		}
-		if (ep_dead(ep))
-			return -ep_dead(ep);
-		ret = ct_sleep(ct, deadline);
-		if (ret)
-			return ret;
-	}
+	return ct_wait(ct, &cond, deadline);
 }
 
 int
-ct_wait_reply(struct ct_rdma *ct, uint32_t xid, int64_t deadline)
+ct_wait_credit(struct ct_rdma *ct, int64_t deadline)
 {
-	struct ct_cond cond = {
-		.done = ct_replied,
-		.want_reply = true,
-		.xid = xid,
-	};
+	struct ct_cond cond = { .done = ct_has_credit };
 
 	return ct_wait(ct, &cond, deadline);
 }
@@ -283,22 +264,28 @@ ct_wait_slot(struct ct_rdma *ct, int64_t deadline)
 	return ct_wait(ct, &cond, deadline);
 }
 
-/* Never done: ct_reap stops when the queue is empty. */
-static bool
-ct_never(const struct ct_rdma *ct, const struct ct_cond *cond)
+int
+ct_wait_returned(struct ct_rdma *ct, int64_t deadline)
 {
-	return false;
+	struct ct_cond cond = {
+		.done = ct_call_returned,
+		.returned = ct->ct_returned,
+	};
+
+	return ct_wait(ct, &cond, deadline);
 }
 
 int
 ct_reap(struct ct_rdma *ct)
 {
-	struct ct_cond cond = { .done = ct_never };
 	struct ibv_wc wc;
 	int n, ret;
 
+	/* The poller takes them (without ct_lock): not two at once. */
+	if (ct->ct_poller)
+		return 0;
 	while ((n = ep_poll(ct->ct_ep, &wc, 1)) > 0) {
-		ret = ct_completion(ct, &wc, &cond);
+		ret = ct_completion(ct, &wc);
 		if (ret < 0)
 			return ret;
 	}

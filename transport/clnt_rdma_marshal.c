@@ -256,7 +256,7 @@ ct_encode_header(struct ct_rdma *ct, uint8_t *buf, uint32_t xid,
 	const struct ct_plan *p = &slot->plan;
 
 	h->xid = xid;
-	h->vers = RPCRDMA1_VERSION;
+	h->vers = slot->rvers;
 	h->credits = ct->ct_credits_req;
 	h->proc = long_call ? RDMA_NOMSG : RDMA_MSG;
 	h->nreads = 0;
@@ -282,7 +282,7 @@ ct_encode_header(struct ct_rdma *ct, uint8_t *buf, uint32_t xid,
 	}
 	h->has_reply = p->reply_len != 0;
 	h->nreply = h->has_reply ? ct_segs(slot, CT_WIN_REPLY, h->reply) : 0;
-	return rpcrdma_hdr_encode(buf, CT_SEND_BUF, h);
+	return ct_hdr_encode(buf, CT_SEND_BUF, h);
 }
 
 /*
@@ -293,7 +293,7 @@ static size_t
 ct_msg_hdr_len(const struct ct_slot *slot)
 {
 	const struct ct_plan *p = &slot->plan;
-	size_t len = RPCRDMA1_PREFIX_LEN + 4 + 4 + 4;
+	size_t len = RPCRDMA1_PREFIX_LEN + 4 + 4 + 4 + ct_hdr_extra(slot->rvers);
 
 	if (p->write_len)
 		len += 8 + RPCRDMA1_SEGMENT_LEN *
@@ -326,17 +326,26 @@ ct_send_call(struct ct_rdma *ct, unsigned int s, uint32_t xid, size_t len,
 {
 	struct ep *ep = ct->ct_ep;
 	struct ct_slot *slot = &ct->ct_slots[s];
-	bool long_call = ct_msg_hdr_len(slot) + len > ep_send_max(ep);
 	struct ibv_send_wr binds[CT_NWIN];
 	struct ibv_sge sge[2];
 	ssize_t hdrlen;
 	int nbinds, sidx, ret;
+	bool long_call, busy;
+
+	/* Its version first: a Version Two header is one word longer. */
+	ct_call_vers(ct, slot);
+	long_call = ct_msg_hdr_len(slot) + len > ep_send_max(ep);
 
 	slot->plan.read_len = long_call ? len : 0;
-	/* s4.3.1: the reply will find a posted receive. */
-	ret = ep_recv_reserve(ep, deadline);
+	/*
+	 * s4.3.1: the reply will find a posted receive.  Not waiting for one
+	 * under ct_lock while other calls of this CLIENT hold theirs: they
+	 * give them back only once they have the lock.
+	 */
+	busy = ct_slots_in(ct, SLOT_ACTIVE) != 0;
+	ret = ep_recv_reserve(ep, busy ? 0 : deadline);
 	if (ret)
-		return ret;
+		return busy && ret == -ETIMEDOUT ? -ENOBUFS : ret;
 	nbinds = ct_expose_call(ct, s, long_call, len, binds);
 	sidx = nbinds < 0 ? nbinds : ct_get_send(ct, deadline);
 	if (sidx < 0) {
@@ -373,7 +382,6 @@ ct_send_call(struct ct_rdma *ct, unsigned int s, uint32_t xid, size_t len,
 	slot->state = SLOT_ACTIVE;
 	slot->xid = xid;
 	slot->recv_held = true;
-	ct->ct_outstanding++;
 	SHIM_STATS_ADD(ct->ct_stats, bytes_out, len);
 	if (long_call) {
 		SHIM_STATS_ADD(ct->ct_stats, long_out, 1);
@@ -503,7 +511,7 @@ static int
 ct_reply_payload(struct ct_rdma *ct, const struct ct_slot *slot,
 		 uint8_t **buf, uint32_t *len, uint32_t *ddp_len)
 {
-	const struct ct_reply *rep = &ct->ct_rep;
+	const struct ct_reply *rep = &slot->rep;
 	const struct rpcrdma_hdr *h = &rep->hdr;
 	const struct ct_plan *p = &slot->plan;
 	int64_t n;
@@ -563,11 +571,11 @@ ct_reply_msg(CLIENT *cl, struct ct_rdma *ct, const struct ct_slot *slot,
 			 "client: xid 0x%08x: %u octets of the result came in the Write chunk",
 			 xid, ddp_len);
 	SHIM_STATS_ADD(ct->ct_stats, bytes_in, plen + ddp_len);
-	if (ct->ct_rep.hdr.proc == RDMA_NOMSG || ddp_len)
+	if (slot->rep.hdr.proc == RDMA_NOMSG || ddp_len)
 		SHIM_STATS_ADD(ct->ct_stats, long_in, 1);
 	/* The lengths the server returned (s4.4.6), not the sizes offered. */
 	SHIM_STATS_ADD(ct->ct_stats, write_chunk_bytes, ddp_len);
-	if (ct->ct_rep.hdr.proc == RDMA_NOMSG)
+	if (slot->rep.hdr.proc == RDMA_NOMSG)
 		SHIM_STATS_ADD(ct->ct_stats, reply_chunk_bytes, plen);
 	return ct_decode_reply(cl, ct, &slot->plan, xid, payload, plen,
 			       ddp_len ? slot->ddpbuf->buf.addr : NULL, ddp_len,
@@ -602,7 +610,7 @@ static enum clnt_stat
 ct_reply_error(struct ct_rdma *ct, const struct ct_slot *slot, uint32_t xid,
 	       bool *refresh)
 {
-	const struct rpcrdma_hdr *h = &ct->ct_rep.hdr;
+	const struct rpcrdma_hdr *h = &slot->rep.hdr;
 	uint32_t seg = ct_plan_seg(&slot->plan);
 
 	SHIM_STATS_ADD(ct->ct_stats, rdma_errors, 1);
@@ -628,13 +636,16 @@ ct_reply_error(struct ct_rdma *ct, const struct ct_slot *slot, uint32_t xid,
 }
 
 enum clnt_stat
-ct_reply_result(CLIENT *cl, struct ct_rdma *ct, const struct ct_slot *slot,
+ct_reply_result(CLIENT *cl, struct ct_rdma *ct, struct ct_slot *slot,
 		uint32_t xid, xdrproc_t xdr_results, void *results_ptr,
 		int *refreshes, bool *refresh)
 {
-	uint32_t proc = ct->ct_rep.hdr.proc;
+	uint32_t proc = slot->rep.hdr.proc;
+	enum clnt_stat st;
 
 	*refresh = false;
+	if (ct_v2_answer(ct, slot, xid, refresh, &st))
+		return st;
 	switch (proc) {
 	case RDMA_MSG:
 	case RDMA_NOMSG:

@@ -10,10 +10,11 @@
  * times out keeps its memory (an "orphan" slot) until its late reply
  * arrives, so a slow server can never write into memory reused for
  * another call, and its late reply lands where it was told to.  When
- * every slot is taken, the CLIENT moves to a new connection (clnt_rdma.c
- * ct_renew) instead of revoking one: the orphans' memory goes with the
- * old one.  A call that waits for no reply (a zero timeout) offers no
- * chunk for one.
+ * timed-out calls hold every slot, the CLIENT moves to a new connection
+ * (clnt_rdma.c ct_renew) instead of revoking one: the orphans' memory
+ * goes with the old one.  Calls of several threads each have a slot of
+ * their own, added as needed.  A call that waits for no reply (a zero
+ * timeout) offers no chunk for one.
  *
  * A window is invalidated once, never twice (rxe 6.1 panics on the
  * second): "bound" says whether it still needs it, cleared by a local
@@ -32,35 +33,65 @@
 /* Windows and registrations                                           */
 /* ------------------------------------------------------------------ */
 
-int
-ct_windows_alloc(struct ct_rdma *ct)
+/* The windows of one slot, all or none. */
+static int
+slot_windows_alloc(struct ct_rdma *ct, struct ct_slot *slot)
 {
 	struct ibv_pd *pd = ep_dev(ct->ct_ep)->pd;
-	unsigned int s, w;
+	unsigned int w;
 
-	for (s = 0; s < CT_SLOTS; s++) {
-		for (w = 0; w < CT_NWIN; w++) {
-			struct ct_window *win = &ct->ct_slots[s].win[w];
+	for (w = 0; w < CT_NWIN; w++) {
+		struct ct_window *win = &slot->win[w];
 
-			win->mw = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
-			if (!win->mw)
-				goto out_dealloc;
-			win->rkey = win->mw->rkey;
-		}
+		win->mw = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+		if (!win->mw)
+			goto out_dealloc;
+		win->rkey = win->mw->rkey;
 	}
 	return 0;
 
 out_dealloc:
-	for (s = 0; s < CT_SLOTS; s++) {
-		for (w = 0; w < CT_NWIN; w++) {
-			struct ct_window *win = &ct->ct_slots[s].win[w];
+	for (w = 0; w < CT_NWIN; w++) {
+		if (slot->win[w].mw)
+			ibv_dealloc_mw(slot->win[w].mw);
+		slot->win[w].mw = NULL;
+	}
+	return -ENOMEM;
+}
 
-			if (win->mw)
-				ibv_dealloc_mw(win->mw);
-			win->mw = NULL;
+int
+ct_windows_alloc(struct ct_rdma *ct)
+{
+	unsigned int s, w;
+
+	for (s = 0; s < CT_SLOTS; s++)
+		if (slot_windows_alloc(ct, &ct->ct_slots[s]))
+			goto out_dealloc;
+	ct->ct_mw = true;
+	return 0;
+
+out_dealloc:
+	while (s--) {
+		for (w = 0; w < CT_NWIN; w++) {
+			ibv_dealloc_mw(ct->ct_slots[s].win[w].mw);
+			ct->ct_slots[s].win[w].mw = NULL;
 		}
 	}
 	return -ENOMEM;
+}
+
+int
+ct_slot_add(struct ct_rdma *ct)
+{
+	struct ct_slot *slot;
+
+	if (ct->ct_nslots == CT_SLOTS_MAX)
+		return -ENOSPC;
+	slot = &ct->ct_slots[ct->ct_nslots];
+	memset(slot, 0, sizeof(*slot));
+	if (ct->ct_mw && slot_windows_alloc(ct, slot))
+		return -ENOMEM;
+	return (int)ct->ct_nslots++;
 }
 
 /*
@@ -74,7 +105,7 @@ ct_slots_release(struct ct_rdma *ct)
 	struct rdma_dev *dev = ep_dev(ct->ct_ep);
 	unsigned int s, w;
 
-	for (s = 0; s < CT_SLOTS; s++) {
+	for (s = 0; s < ct->ct_nslots; s++) {
 		struct ct_slot *slot = &ct->ct_slots[s];
 
 		for (w = 0; w < CT_NWIN; w++) {
@@ -89,27 +120,28 @@ ct_slots_release(struct ct_rdma *ct)
 	}
 }
 
+void
+ct_slot_bufs_put(struct ct_rdma *ct, struct ct_slot *slot)
+{
+	struct rdma_dev *dev = ep_dev(ct->ct_ep);
+
+	rdma_pool_put(dev, slot->callbuf);
+	rdma_pool_put(dev, slot->replybuf);
+	rdma_pool_put(dev, slot->ddpbuf);
+	slot->callbuf = slot->replybuf = slot->ddpbuf = NULL;
+}
+
 /* A free slot's buffers go back to the pool: idle clients hold none. */
 void
 ct_slots_idle(struct ct_rdma *ct)
 {
-	struct rdma_dev *dev;
 	unsigned int s;
 
 	if (!ct->ct_ep)
 		return;		/* no connection since the last one was lost */
-	dev = ep_dev(ct->ct_ep);
-
-	for (s = 0; s < CT_SLOTS; s++) {
-		struct ct_slot *slot = &ct->ct_slots[s];
-
-		if (slot->state != SLOT_FREE)
-			continue;
-		rdma_pool_put(dev, slot->callbuf);
-		rdma_pool_put(dev, slot->replybuf);
-		rdma_pool_put(dev, slot->ddpbuf);
-		slot->callbuf = slot->replybuf = slot->ddpbuf = NULL;
-	}
+	for (s = 0; s < ct->ct_nslots; s++)
+		if (ct->ct_slots[s].state == SLOT_FREE)
+			ct_slot_bufs_put(ct, &ct->ct_slots[s]);
 }
 
 int
@@ -303,7 +335,7 @@ ct_remote_inv(struct ct_rdma *ct, uint32_t rkey)
 {
 	unsigned int s, w;
 
-	for (s = 0; s < CT_SLOTS; s++) {
+	for (s = 0; s < ct->ct_nslots; s++) {
 		for (w = 0; w < CT_NWIN; w++) {
 			struct ct_window *win = &ct->ct_slots[s].win[w];
 
@@ -352,9 +384,13 @@ ct_inv_done(struct ct_rdma *ct, const struct ibv_wc *wc)
 		slot->state = SLOT_FREE;
 }
 
-/* Fence what is still exposed; the slot is free once nothing is. */
+/*
+ * Fence what is still exposed.  An orphan's slot is free once nothing is
+ * (ct_inv_done); a call's own slot (keep) stays its call's until it
+ * returns: its reply is still to be read there.
+ */
 static int
-slot_fence(struct ct_rdma *ct, unsigned int s)
+slot_fence(struct ct_rdma *ct, unsigned int s, bool keep)
 {
 	struct ct_slot *slot = &ct->ct_slots[s];
 	unsigned int w;
@@ -365,23 +401,21 @@ slot_fence(struct ct_rdma *ct, unsigned int s)
 		if (ret)
 			return ret;
 	}
-	slot->state = ct_slot_exposed(slot) ? SLOT_FENCING : SLOT_FREE;
+	if (!keep)
+		slot->state = ct_slot_exposed(slot) ? SLOT_FENCING : SLOT_FREE;
 	return 0;
 }
 
 bool
 ct_fence_now(struct ct_rdma *ct, unsigned int s)
 {
-	if (slot_fence(ct, s) == 0 &&
-	    ct_wait_fenced(ct, s, ep_now_ms() + CT_FENCE_MS) == 0) {
-		ct->ct_slots[s].state = SLOT_FREE;
+	if (slot_fence(ct, s, true) == 0 &&
+	    ct_wait_fenced(ct, s, ep_now_ms() + CT_FENCE_MS) == 0)
 		return true;
-	}
 	shim_log(SHIM_LOG_WARN,
 		 "client: cannot invalidate a call's memory, closing the connection");
 	ep_set_dead(ct->ct_ep, EIO);
 	ep_disconnect(ct->ct_ep);
-	ct->ct_slots[s].state = SLOT_FREE;
 	ct_slot_recv_put(ct, &ct->ct_slots[s]);
 	return false;
 }
@@ -396,34 +430,39 @@ free_slot(const struct ct_rdma *ct)
 {
 	unsigned int s;
 
-	for (s = 0; s < CT_SLOTS; s++)
+	for (s = 0; s < ct->ct_nslots; s++)
 		if (ct->ct_slots[s].state == SLOT_FREE)
 			return (int)s;
 	return -ENOENT;
 }
 
-/* Whether a slot is in the given state. */
-static bool
-any_slot(const struct ct_rdma *ct, enum slot_state state)
+unsigned int
+ct_slots_in(const struct ct_rdma *ct, enum slot_state state)
 {
-	unsigned int s;
+	unsigned int s, n = 0;
 
-	for (s = 0; s < CT_SLOTS; s++)
-		if (ct->ct_slots[s].state == state)
-			return true;
-	return false;
+	for (s = 0; s < ct->ct_nslots; s++)
+		n += ct->ct_slots[s].state == state;
+	return n;
 }
 
 bool
 ct_any_orphan(const struct ct_rdma *ct)
 {
-	return any_slot(ct, SLOT_ORPHAN);
+	return ct_slots_in(ct, SLOT_ORPHAN) != 0;
+}
+
+unsigned int
+ct_busy_slots(const struct ct_rdma *ct)
+{
+	return ct_slots_in(ct, SLOT_CLAIMED) + ct_slots_in(ct, SLOT_ACTIVE) +
+	       ct_slots_in(ct, SLOT_FENCING);
 }
 
 int
 ct_get_slot(struct ct_rdma *ct, int64_t deadline)
 {
-	int found, ret;
+	int s, ret;
 
 	/* Late replies already received free their orphans. */
 	if (free_slot(ct) < 0) {
@@ -431,21 +470,33 @@ ct_get_slot(struct ct_rdma *ct, int64_t deadline)
 		if (ret)
 			return ret;
 	}
-	/* Invalidations already under way finish quickly. */
-	while ((found = free_slot(ct)) < 0) {
-		if (!any_slot(ct, SLOT_FENCING))
-			break;
+	for (;;) {
+		s = free_slot(ct);
+		if (s < 0 && ct_slots_in(ct, SLOT_ORPHAN) < CT_SLOTS)
+			s = ct_slot_add(ct);
+		if (s >= 0) {
+			ct->ct_slots[s].state = SLOT_CLAIMED;
+			ct->ct_slots[s].replied = false;
+			return s;
+		}
+		/*
+		 * Calls of other threads, or invalidations under way, free
+		 * theirs soon.  Else every slot is a timed-out call whose reply
+		 * may still be written into its memory: revoking any would make
+		 * that reply fail on the server, which then closes the
+		 * connection under a later call.
+		 */
+		if (!ct_busy_slots(ct))
+			return ct_any_orphan(ct) ? -ENOSPC : -EBUSY;
 		if (ct_wait_slot(ct, deadline))
 			return ep_dead(ct->ct_ep) ? -ep_dead(ct->ct_ep) : -ETIMEDOUT;
 	}
-	if (found >= 0)
-		return found;
-	/*
-	 * Every slot is a timed-out call whose reply may still be written
-	 * into its memory: revoking any would make that reply fail on the
-	 * server, which then closes the connection under a later call.
-	 */
-	return ct_any_orphan(ct) ? -ENOSPC : -EBUSY;
+}
+
+void
+ct_slot_unclaim(struct ct_rdma *ct, unsigned int s)
+{
+	ct->ct_slots[s].state = SLOT_FREE;
 }
 
 void
@@ -468,12 +519,12 @@ ct_orphan_replied(struct ct_rdma *ct, uint32_t xid)
 {
 	unsigned int s;
 
-	for (s = 0; s < CT_SLOTS; s++) {
+	for (s = 0; s < ct->ct_nslots; s++) {
 		struct ct_slot *slot = &ct->ct_slots[s];
 
 		if (slot->state == SLOT_ORPHAN && slot->xid == xid) {
 			ct_slot_recv_put(ct, slot);
-			if (slot_fence(ct, s))
+			if (slot_fence(ct, s, false))
 				ep_set_dead(ct->ct_ep, EIO);
 			return;
 		}

@@ -15,6 +15,7 @@
 #include "common/sockaddr.h"
 #include "cred.h"
 #include "ep_int.h"
+#include "rpcrdma2_xdr.h"
 
 /* RDMA Reads the peer may have outstanding against us, and we against it. */
 #define EP_RD_ATOM_MAX 16
@@ -61,6 +62,17 @@ bool
 ep_peer_pdata(const struct ep *ep)
 {
 	return ep->peer_pd_valid;
+}
+
+void
+ep_inline_v2(struct ep *ep)
+{
+	if (ep->peer_pd_valid)
+		return;
+	ep->send_max = ep->attr.inline_send < RPCRDMA2_INLINE_DEFAULT ?
+		       ep->attr.inline_send : RPCRDMA2_INLINE_DEFAULT;
+	ep->recv_max = ep->attr.inline_recv < RPCRDMA2_INLINE_DEFAULT ?
+		       ep->attr.inline_recv : RPCRDMA2_INLINE_DEFAULT;
 }
 
 uint8_t
@@ -374,6 +386,18 @@ bool
 ep_forked(const struct ep *ep)
 {
 	return ep->gen != cred_gen();
+}
+
+unsigned int
+ep_gen(const struct ep *ep)
+{
+	return ep->gen;
+}
+
+bool
+ep_gen_forked(unsigned int gen)
+{
+	return gen != cred_gen();
 }
 
 void

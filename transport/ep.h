@@ -18,6 +18,7 @@
 #ifndef TRANSPORT_EP_H
 #define TRANSPORT_EP_H
 
+#include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/socket.h>
@@ -115,6 +116,12 @@ void ep_destroy(struct ep *ep);
  */
 bool ep_forked(const struct ep *ep);
 void ep_abandon(struct ep *ep);
+/*
+ * The same from what an owner remembered of its endpoints (ep_gen),
+ * without touching one that another thread may be replacing.
+ */
+unsigned int ep_gen(const struct ep *ep);
+bool ep_gen_forked(unsigned int gen);
 
 /*
  * The event channel of the id is gone (a server connection whose
@@ -136,6 +143,13 @@ uint32_t ep_recv_max(const struct ep *ep);	/* largest the peer may post */
 bool ep_rinv(const struct ep *ep);		/* both ends set R */
 bool ep_rinv_offered(const struct ep *ep);	/* we set R */
 bool ep_peer_pdata(const struct ep *ep);	/* the peer sent private data */
+/*
+ * RPC-over-RDMA Version Two was agreed (draft-cel-nfsv4-rpcrdma-version-
+ * two-01 s5.1): with a peer that sent no private data, its default
+ * threshold (4096, s2.3) replaces Version One's both ways, within our own
+ * sizes; the connection goes on (s5.2).
+ */
+void ep_inline_v2(struct ep *ep);
 uint8_t ep_read_depth(const struct ep *ep);	/* RDMA Reads we may have out */
 uint32_t ep_max_msg(const struct ep *ep);	/* largest single operation */
 unsigned int ep_nrecv(const struct ep *ep);	/* receives reserved */
@@ -226,6 +240,22 @@ void ep_hold(struct ep *ep, struct rdma_pbuf *pb);
 int ep_poll(struct ep *ep, struct ibv_wc *wc, int max);
 
 /*
+ * Poll without arming the completion channel: for busy polling before
+ * ep_poll() and a sleep.  Only the thread that would sleep on the
+ * endpoint calls it (its owner's poller); nothing but the CQs is touched.
+ */
+int ep_poll_busy(struct ep *ep, struct ibv_wc *wc, int max);
+
+/*
+ * A client endpoint: make its ep_wait() return (now, or at once when it
+ * is called next) although no completion came: another thread changed
+ * what its waiter waits for.  ep_interrupted() tells (once) a waiter
+ * that is busy polling instead; ep_wait() forgets it when it returns.
+ */
+void ep_interrupt(struct ep *ep);
+bool ep_interrupted(struct ep *ep);
+
+/*
  * Only the send side's completions (a server connection's own CQ for
  * them), without arming: for reaping another connection's finished Sends.
  */
@@ -261,7 +291,20 @@ bool ep_kick(struct ep *ep);
  */
 bool ep_arm_send(struct ep *ep);
 
-/* Milliseconds on the monotonic clock. */
+/*
+ * Between two polls of a busy-polling loop: whatever else is runnable on
+ * this CPU runs first (as the kernel's busy polling stops at
+ * need_resched()): threads the poller woke, and with soft-RoCE the
+ * kernel work that moves the very packets being waited for.
+ */
+static inline void
+ep_relax(void)
+{
+	(void)sched_yield();
+}
+
+/* Milliseconds and microseconds on the monotonic clock. */
 int64_t ep_now_ms(void);
+int64_t ep_now_us(void);
 
 #endif

@@ -6,7 +6,9 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "common/log.h"
 #include "cred.h"
@@ -29,6 +31,7 @@ struct ep_hub {
 	int failed;			/* errno once the CM channel failed */
 	bool polling;			/* a thread is in poll() for everyone */
 	struct rdma_event_channel *ech;
+	int efd;			/* eventfd: ep_hub_interrupt() */
 	struct hub_comp comp[HUB_DEVS];
 	unsigned int ncomp;
 };
@@ -65,6 +68,8 @@ hub_free(struct ep_hub *h)
 
 	for (i = 0; i < h->ncomp; i++)
 		ibv_destroy_comp_channel(h->comp[i].cch);
+	if (h->efd >= 0)
+		close(h->efd);
 	if (h->ech) {
 		cm_forget(h->ech);
 		rdma_destroy_event_channel(h->ech);
@@ -89,8 +94,9 @@ hub_new(void)
 	pthread_cond_init(&h->done, &ca);
 	pthread_condattr_destroy(&ca);
 	h->forks = fork_count;
+	h->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	h->ech = rdma_create_event_channel();
-	if (!h->ech || ep_set_nonblock(h->ech->fd)) {
+	if (h->efd < 0 || !h->ech || ep_set_nonblock(h->ech->fd)) {
 		err = errno;
 		hub_free(h);
 		errno = err;
@@ -252,16 +258,20 @@ cm_dispatch_locked(struct rdma_cm_event *ev)
 
 /*
  * Take every event of the channels poll() found readable (pfd[0] the
- * RDMA-CM channel, then the completion channels in order), without
- * blocking.  Holds h->lock.
+ * RDMA-CM channel, then the ncomp completion channels in order, then the
+ * eventfd), without blocking.  Holds h->lock.
  */
 static void
-hub_dispatch_locked(struct ep_hub *h, const struct pollfd *pfd, unsigned int n)
+hub_dispatch_locked(struct ep_hub *h, const struct pollfd *pfd,
+		    unsigned int ncomp)
 {
 	struct rdma_cm_event *ev;
 	unsigned int i;
+	uint64_t v;
 
-	for (i = 0; i + 1 < n; i++) {
+	if (pfd[ncomp + 1].revents)
+		(void)read(h->efd, &v, sizeof(v));
+	for (i = 0; i < ncomp; i++) {
 		struct ibv_cq *cq;
 		void *ctx;
 
@@ -300,9 +310,9 @@ static int
 hub_wait(struct ep *ep, int64_t deadline, bool (*ready)(const struct ep *ep))
 {
 	struct ep_hub *h = ep->hub;
-	struct pollfd pfd[1 + HUB_DEVS];
+	struct pollfd pfd[2 + HUB_DEVS];
 	struct timespec ts;
-	unsigned int i, n;
+	unsigned int i, n, ncomp;
 	int64_t left;
 	int ret = 0;
 
@@ -332,13 +342,16 @@ hub_wait(struct ep *ep, int64_t deadline, bool (*ready)(const struct ep *ep))
 			pfd[n].fd = h->comp[i].cch->fd;
 			pfd[n].events = POLLIN;
 		}
+		ncomp = h->ncomp;
+		pfd[n].fd = h->efd;
+		pfd[n++].events = POLLIN;
 		pthread_mutex_unlock(&h->lock);
 		if (poll(pfd, n, (int)(left > 60000 ? 60000 : left)) <= 0)
 			for (i = 0; i < n; i++)
 				pfd[i].revents = 0;
 		pthread_mutex_lock(&h->lock);
 		h->polling = false;
-		hub_dispatch_locked(h, pfd, n);
+		hub_dispatch_locked(h, pfd, ncomp);
 		pthread_cond_broadcast(&h->done);
 	}
 	pthread_mutex_unlock(&h->lock);
@@ -349,7 +362,20 @@ static bool
 cq_ready(const struct ep *ep)
 {
 	return __atomic_load_n(&ep->cq_fired, __ATOMIC_ACQUIRE) ||
-	       __atomic_load_n(&ep->cm_err, __ATOMIC_ACQUIRE);
+	       __atomic_load_n(&ep->cm_err, __ATOMIC_ACQUIRE) ||
+	       __atomic_load_n(&ep->kicked, __ATOMIC_ACQUIRE);
+}
+
+void
+ep_hub_interrupt(struct ep_hub *h)
+{
+	uint64_t one = 1;
+
+	/*
+	 * Whoever is in poll() wakes and hands out; a waiter on h->done
+	 * finds its endpoint ready then.  Before poll() the count stays.
+	 */
+	(void)!write(h->efd, &one, sizeof(one));
 }
 
 int

@@ -54,6 +54,9 @@ void ep_hub_unlock(struct ep_hub *hub);
  */
 int ep_hub_wait(struct ep *ep, int64_t deadline);
 
+/* Wake the thread in poll() for everyone (an endpoint was interrupted). */
+void ep_hub_interrupt(struct ep_hub *hub);
+
 /* The next connect-phase event of the endpoint: 0, -ETIMEDOUT, -errno. */
 int ep_hub_cm_wait(struct ep *ep, int64_t deadline, struct ep_cm_ev *ev);
 

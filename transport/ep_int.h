@@ -36,6 +36,7 @@ struct ep {
 	struct ep_hub *hub;
 	int cq_fired;		/* atomic: a completion event came */
 	int cm_err;		/* atomic: the connection ended (errno) */
+	int kicked;		/* atomic: ep_interrupt() */
 	bool cm_connected;	/* under the hub's lock */
 	bool cm_ev_ready;	/* under the hub's lock: cm_ev is new */
 	struct ep_cm_ev cm_ev;

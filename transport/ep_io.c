@@ -18,6 +18,15 @@ ep_now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+int64_t
+ep_now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
 int
 ep_dead(const struct ep *ep)
 {
@@ -338,6 +347,28 @@ ep_poll(struct ep *ep, struct ibv_wc *wc, int max)
 }
 
 int
+ep_poll_busy(struct ep *ep, struct ibv_wc *wc, int max)
+{
+	int n = poll_both(ep, wc, max);
+
+	return n < 0 ? -EIO : n;
+}
+
+void
+ep_interrupt(struct ep *ep)
+{
+	__atomic_store_n(&ep->kicked, 1, __ATOMIC_RELEASE);
+	if (ep->hub)
+		ep_hub_interrupt(ep->hub);
+}
+
+bool
+ep_interrupted(struct ep *ep)
+{
+	return __atomic_exchange_n(&ep->kicked, 0, __ATOMIC_ACQ_REL);
+}
+
+int
 ep_poll_send(struct ep *ep, struct ibv_wc *wc, int max)
 {
 	int n = ibv_poll_cq(ep->scq, max, wc);
@@ -354,8 +385,14 @@ ep_wait(struct ep *ep, int64_t deadline)
 	if (ep->hub) {
 		int ret = ep_hub_wait(ep, deadline);
 
+		/*
+		 * The waiter may run without its owner's lock: the failure is
+		 * stored as the hub's events are (ep_dead reads both).
+		 */
 		if (ret && ret != -ETIMEDOUT)
-			ep_set_dead(ep, -ret);
+			__atomic_store_n(&ep->cm_err, -ret, __ATOMIC_RELEASE);
+		/* What interrupted it is read by the caller now. */
+		__atomic_store_n(&ep->kicked, 0, __ATOMIC_RELEASE);
 		return ret;
 	}
 	left = deadline - ep_now_ms();

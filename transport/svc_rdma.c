@@ -11,9 +11,9 @@
  *               xp_reply sends its reply (svc_rdma_sendto.c).
  *
  * libtirpc's svc_run() thread takes calls; replies may come from other
- * threads, during the dispatch or after it (svc_rdma_int.h).  Each connection's credits are reserved in the device's
- * shared receive queue when it is accepted (sc_grant says how many the
- * budget affords), and a received call is copied out of its receive
+ * threads, during the dispatch or after it (svc_rdma_int.h).  Each
+ * connection's credits are reserved in the device's shared receive queue
+ * when it is accepted (sc_grant says how many the budget affords), and a received call is copied out of its receive
  * buffer and the buffer posted again at once, so the credits granted are
  * always backed by posted receives (RFC 8166 s4.3.1).  A connection that
  * fails is flushed: its completion channel wakes, xp_stat says
@@ -232,11 +232,19 @@ sc_reply_live(SVCXPRT *xprt, struct rpc_msg *msg)
  * turn, and the descriptor is made readable again (ep_kick) so that the
  * next poll comes back for the calls still in the ring, as a TCP socket
  * with data left stays readable.  A connection waiting for completions
- * (its Sends, its Read chunks) is idle until they wake it.
+ * (its Sends, its Read chunks) is idle until they wake it.  One whose
+ * call was just answered polls for its client's next call within its
+ * turn (svc_rdma_poll.c).
  */
 static enum xprt_stat
-sc_turn(struct svc_rdma_conn *sc)
+sc_turn(struct svc_rdma_conn *sc, bool served)
 {
+	if (ep_dead(sc->ep))
+		return XPRT_DIED;
+	if (served && !sc->stalled && !sc->pull.active && !sc->rq_count &&
+	    !sc->in_call && sc->round_calls < SC_ROUND_CALLS &&
+	    ep_now_ms() - sc->round_start < SC_ROUND_MS && sc_poll_next(sc))
+		return XPRT_MOREREQS;
 	if (ep_dead(sc->ep))
 		return XPRT_DIED;
 	if (sc->stalled || sc->pull.active || !sc->rq_count) {
@@ -261,18 +269,21 @@ sc_stat(SVCXPRT *xprt)
 {
 	struct svc_rdma_conn *sc = sc_of(xprt);
 	enum xprt_stat st;
+	bool served;
 
 	if (sc_parents(xprt))
 		return XPRT_DIED;
 	pthread_mutex_lock(&sc->lock);
 	sc->dispatching = false;
+	served = sc->took_call;
+	sc->took_call = false;
 	/*
 	 * A call not replied to yet stays: a worker thread may answer it
 	 * after the dispatch (until the next call is taken).
 	 */
 	if (!sc->in_call && !sc->pull.active)
 		sc_call_done(sc);
-	st = sc_turn(sc);
+	st = sc_turn(sc, served);
 	pthread_mutex_unlock(&sc->lock);
 	return st;
 }

@@ -27,6 +27,8 @@ struct svc_rdma_params {
 	uint64_t max_call;		/* largest call accepted, octets */
 	uint64_t max_pinned;		/* the process's budget, 0: default */
 	bool remote_inv;
+	unsigned int poll_us;		/* busy polling for a connection's next call */
+	unsigned int rpcrdma_want;	/* enum rpcrdma_want (rpcrdma_neg.h) */
 };
 
 /*

@@ -141,6 +141,8 @@ struct svc_rdma_conn {
 	/* RFC 8166 s4.3.1: calls granted, receives reserved for them. */
 	unsigned int credits;
 
+	bool took_call;			/* xp_recv gave a call since xp_stat */
+
 	/* Completed receives not yet served: ring of credits entries. */
 	uint32_t *rq_idx;
 	uint32_t *rq_len;
@@ -193,6 +195,8 @@ struct svc_rdma_conn {
 	struct shim_stats_conn *stats;
 	struct ibv_send_wr wrs[SC_MAX_WRITES];
 	struct ibv_sge sges[SC_MAX_WRITES];
+	/* svc_rdma_v2.c: the version of the first call, 0 before it. */
+	uint32_t rvers;
 };
 
 static inline struct svc_rdma_conn *
@@ -242,6 +246,20 @@ void sc_call_done(struct svc_rdma_conn *sc);
 
 /* Take every completion available: receives are queued, sends reaped. */
 void sc_drain(struct svc_rdma_conn *sc);
+/* Handle n completions polled from the connection's CQs (sc_drain's). */
+void sc_completions(struct svc_rdma_conn *sc, const struct ibv_wc *wc, int n);
+
+/* ------------------------------------------------------------------ */
+/* Polling for the next call (svc_rdma_poll.c)                         */
+/* ------------------------------------------------------------------ */
+
+/*
+ * After a call was answered, within the connection's turn (sc_turn):
+ * poll its CQs for the client's next call, for up to poll_us, unless
+ * another of the program's descriptors is ready.  True when a call came
+ * (in the ring).  Holds sc->lock.
+ */
+bool sc_poll_next(struct svc_rdma_conn *sc);
 /* Reap the finished Sends of the listener's other connections. */
 void sc_reap_others(struct svc_rdma_conn *sc);
 /* A pool buffer, reaping finished Sends first when the budget is short. */

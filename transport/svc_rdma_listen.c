@@ -20,6 +20,7 @@
 #include "hooks.h"
 #include "sockfd.h"
 #include "svc_rdma_int.h"
+#include "svc_rdma_v2.h"
 
 #define LISTEN_BACKLOG 64
 
@@ -84,10 +85,10 @@ log_connection(const struct svc_rdma_listener *lst,
 	 * numbers on both ends of a connection.
 	 */
 	shim_log(first_from(ra, 0) ? SHIM_LOG_INFO : SHIM_LOG_DEBUG,
-		 "server: RDMA connection from %s port %u: inline %u/%u%s, credits %u, R=%d",
+		 "server: RDMA connection from %s port %u: inline %u/%u%s, credits %u, R=%d%s",
 		 peer, sa_port(ra), ep_recv_max(ep), ep_send_max(ep),
 		 ep_peer_pdata(ep) ? "" : " (peer sent no RFC 8797 private data)",
-		 sc->credits, ep_rinv(ep));
+		 sc->credits, ep_rinv(ep), sc_versions_text(sc));
 }
 
 /* As many connections as the descriptors allow: refused at the CM too. */

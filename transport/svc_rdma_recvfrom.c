@@ -15,6 +15,7 @@
 
 #include "common/log.h"
 #include "svc_rdma_int.h"
+#include "svc_rdma_v2.h"
 
 /* Longest single sleep: the deadline is checked at least this often. */
 #define SC_SLEEP_MAX_MS 60000
@@ -82,7 +83,7 @@ sc_drain(struct svc_rdma_conn *sc)
 {
 	struct ep *ep = sc->ep;
 	struct ibv_wc wc[SC_POLL_BATCH];
-	int n, k;
+	int n;
 
 	do {
 		n = ep_poll(ep, wc, SC_POLL_BATCH);
@@ -90,24 +91,33 @@ sc_drain(struct svc_rdma_conn *sc)
 			ep_set_dead(ep, EIO);
 			return;
 		}
-		for (k = 0; k < n; k++) {
-			if (EP_WRID_KIND(wc[k].wr_id) != EP_WR_RECV) {
-				sc_send_done(sc, &wc[k]);
-				continue;
-			}
-			if (wc[k].status != IBV_WC_SUCCESS) {
-				if (wc[k].status != IBV_WC_WR_FLUSH_ERR)
-					shim_log(SHIM_LOG_WARN,
-						 "server: receive failed: %s",
-						 ibv_wc_status_str(wc[k].status));
-				ep_set_dead(ep, ECONNRESET);
-				/* The buffer is the shared queue's again. */
-				(void)ep_post_recv(ep, EP_WRID_IDX(wc[k].wr_id));
-				continue;
-			}
-			rq_push(sc, EP_WRID_IDX(wc[k].wr_id), wc[k].byte_len);
-		}
+		sc_completions(sc, wc, n);
 	} while (n > 0);
+}
+
+void
+sc_completions(struct svc_rdma_conn *sc, const struct ibv_wc *wc, int n)
+{
+	struct ep *ep = sc->ep;
+	int k;
+
+	for (k = 0; k < n; k++) {
+		if (EP_WRID_KIND(wc[k].wr_id) != EP_WR_RECV) {
+			sc_send_done(sc, &wc[k]);
+			continue;
+		}
+		if (wc[k].status != IBV_WC_SUCCESS) {
+			if (wc[k].status != IBV_WC_WR_FLUSH_ERR)
+				shim_log(SHIM_LOG_WARN,
+					 "server: receive failed: %s",
+					 ibv_wc_status_str(wc[k].status));
+			ep_set_dead(ep, ECONNRESET);
+			/* The buffer is the shared queue's again. */
+			(void)ep_post_recv(ep, EP_WRID_IDX(wc[k].wr_id));
+			continue;
+		}
+		rq_push(sc, EP_WRID_IDX(wc[k].wr_id), wc[k].byte_len);
+	}
 }
 
 /*
@@ -192,6 +202,8 @@ sc_header_ok(struct svc_rdma_conn *sc, int ret, uint32_t len)
 	case -EMSGSIZE:
 		shim_log(SHIM_LOG_WARN, "server: dropped a %u-octet message", len);
 		return false;
+	case -EALREADY:
+		return false;	/* answered or dropped by svc_rdma_v2.c */
 	case -EPROTONOSUPPORT:
 		if (h->proc == RDMA_ERROR)
 			return false;	/* s5.5: never answer an RDMA_ERROR */
@@ -355,7 +367,7 @@ sc_take_message(struct svc_rdma_conn *sc, uint8_t **call, size_t *clen)
 	rq_pop(sc, &idx, &len);
 	buf = ep_recv_buf(sc->ep, idx);
 	sc->err_defer = true;
-	ok = sc_header_ok(sc, rpcrdma_hdr_decode(buf, len, &sc->hdr), len);
+	ok = sc_header_ok(sc, sc_hdr_decode(sc, buf, len), len);
 	if (ok && !sc_reply_room(sc)) {
 		/* Not now: it stays first in the ring. */
 		sc->err_defer = false;
@@ -469,6 +481,7 @@ sc_recv(SVCXPRT *xprt, struct rpc_msg *msg)
 		}
 		sc->xid = msg->rm_xid;
 		sc->in_call = true;
+		sc->took_call = true;
 		sc->round_calls++;
 		/* What the Upper Layer Binding says of it (xp_reply's placement). */
 		(void)ulb_parse_call(call, clen, &sc->ulb);

@@ -17,6 +17,7 @@
 
 #include "common/log.h"
 #include "svc_rdma_int.h"
+#include "svc_rdma_v2.h"
 #include "xdr_grow.h"
 
 /* ------------------------------------------------------------------ */
@@ -129,9 +130,8 @@ sc_send_error(struct svc_rdma_conn *sc, uint32_t xid, uint32_t vers,
 		return;
 	}
 	SHIM_STATS_ADD(sc->stats, rdma_errors, 1);
-	len = rpcrdma_encode_error(ep_send_buf(ep, (uint32_t)idx),
-				   ep_send_buf_size(ep), xid, vers,
-				   sc->credits, err);
+	len = sc_error_encode(sc, ep_send_buf(ep, (uint32_t)idx),
+			      ep_send_buf_size(ep), xid, vers, err);
 	if (len < 0) {
 		ep_put_send(ep, (uint32_t)idx);
 		return;
@@ -162,7 +162,7 @@ struct sc_reply_state {
 static size_t
 sc_reply_hdr_len(const struct rpcrdma_hdr *rq, bool with_reply)
 {
-	size_t len = RPCRDMA1_PREFIX_LEN + 4 + 4 + 4;	/* read list, ends */
+	size_t len = RPCRDMA1_PREFIX_LEN + 4 + 4 + 4 + sc_hdr_extra(rq);
 	unsigned int k;
 
 	for (k = 0; k < rq->nwrites; k++)
@@ -464,7 +464,8 @@ sc_reply_header(struct svc_rdma_conn *sc, struct sc_reply_state *r)
 	h->vers = RPCRDMA1_VERSION;
 	h->credits = sc->credits;
 	h->nreads = 0;
-	ret = (int)rpcrdma_hdr_encode(r->sbuf + r->room - r->hlen, r->hlen, h);
+	ret = (int)sc_reply_hdr_encode(sc, r->sbuf + r->room - r->hlen,
+					r->hlen, h);
 	if (ret != (int)r->hlen) {
 		shim_log(SHIM_LOG_ERROR,
 			 "server: reply header for xid 0x%08x: %d octets, %zu expected",
@@ -559,6 +560,6 @@ out_error:
 	rdma_pool_put(ep_dev(ep), sc->ddp_pb);
 	sc->reply_pb = NULL;
 	sc->ddp_pb = NULL;
-	sc_send_error(sc, sc->xid, RPCRDMA1_VERSION, RDMA_ERR_BADHEADER);
+	sc_send_error(sc, sc->xid, sc->hdr.vers, RDMA_ERR_BADHEADER);
 	return FALSE;
 }

@@ -32,7 +32,8 @@ assert_usage_errors() {
 	for opt in --mtu --cpus --quick --scenario --runs; do
 		assert_line --regexp "^  $opt( |$)"
 	done
-	for name in null echo-1k echo-4000 echo-4k echo-64k echo-1m source-1m sink-1m echo-4k-x2; do
+	for name in null null-nopoll echo-1k echo-1k-nopoll null-t8 echo-4000 echo-4k echo-64k echo-1m \
+		source-1m sink-1m echo-4k-x2; do
 		assert_line --regexp "^  $name +[0-9x]+ calls  "
 	done
 	for name in start-rdma start-tcp start-client start-none create blackhole; do
@@ -47,7 +48,7 @@ assert_usage_errors() {
 	local -a bad
 	bad=(
 		"--frobnicate|unknown option: --frobnicate"
-		"--scenario nosuch|unknown scenario: nosuch (known: null echo-1k "
+		"--scenario nosuch|unknown scenario: nosuch (known: null null-nopoll echo-1k "
 		"--scenario|--scenario needs a name"
 		"--mtu 576|--mtu: not an MTU from 1280 to 65535: 576"
 		"--mtu big|--mtu: not an MTU from 1280 to 65535: big"

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "call.h"
+#include "rpcrdma2_xdr.h"
 
 const char *const expect_names[EXP_COUNT] = {
 	[EXP_SUCCESS] = "success",
@@ -18,6 +19,7 @@ const char *const expect_names[EXP_COUNT] = {
 	[EXP_BADHEADER] = "badheader",
 	[EXP_NONE] = "none",
 	[EXP_PROG_UNAVAIL] = "prog-unavail",
+	[EXP_INVALID_OPTION] = "invalid-option",
 	[EXP_ANY] = "any",
 };
 
@@ -27,6 +29,7 @@ struct answer {
 	uint32_t len;
 	uint32_t xid, vers, credits, proc;
 	bool hdr_ok;			/* RDMA_MSG header well formed */
+	bool dir_bad;			/* Version Two: direction not REPLY */
 	bool has_err;
 	uint32_t err;
 	bool has_range;
@@ -225,8 +228,22 @@ parse_answer(struct pconn *c, const uint8_t *buf, uint32_t len, uint32_t hxid,
 		}
 		return;
 	}
-	if (rpcrdma_hdr_decode(buf, len, &c->hdr) != 0)
+	if (a->vers == RPCRDMA2_VERSION) {
+		/* Draft s4.2: the same lists after a direction word. */
+		static struct rpcrdma2_hdr h2;
+
+		if (rpcrdma2_hdr_decode(buf, len, &h2) != 0)
+			return;
+		a->dir_bad = h2.direction != RDMA2_DIR_REPLY;
+		c->hdr = h2.chunks;
+		c->hdr.xid = h2.xid;
+		c->hdr.vers = h2.vers;
+		c->hdr.credits = h2.credits;
+		c->hdr.proc = h2.proc;
+		c->hdr.hdrlen = h2.hdrlen;
+	} else if (rpcrdma_hdr_decode(buf, len, &c->hdr) != 0) {
 		return;
+	}
 	a->hdr_ok = true;
 	if (a->proc == RDMA_MSG || a->proc == RDMA_NOMSG)
 		decode_chunked_reply(c, buf, len, hxid, pc, io, a);
@@ -265,6 +282,10 @@ answer_expected(const struct answer *a, enum expect e, uint32_t sent_vers,
 	case EXP_PROG_UNAVAIL:
 		if ((a->proc != RDMA_MSG && a->proc != RDMA_NOMSG) || !a->hdr_ok)
 			*why = "not_rdma_msg";
+		else if (a->vers != sent_vers)
+			*why = "version_not_echoed";	/* draft s5.3 */
+		else if (a->dir_bad)
+			*why = "direction_not_reply";	/* draft s4.2.2 */
 		else if (!a->credits)
 			*why = "zero_credits";
 		else if (!a->rpc || !a->rpc_xid_ok)
@@ -277,7 +298,7 @@ answer_expected(const struct answer *a, enum expect e, uint32_t sent_vers,
 	case EXP_VERS:
 		if (a->proc != RDMA_ERROR || !a->has_err || a->err != RDMA_ERR_VERS)
 			*why = "not_err_vers";
-		else if (!a->has_range || a->low != 1 || a->high != 1)
+		else if (!a->has_range || a->low != 1 || a->high < 1 || a->high > 2)
 			*why = "bad_version_range";
 		else if (a->vers != sent_vers)
 			*why = "version_not_echoed";
@@ -286,6 +307,13 @@ answer_expected(const struct answer *a, enum expect e, uint32_t sent_vers,
 		if (a->proc != RDMA_ERROR || !a->has_err || a->err != RDMA_ERR_BADHEADER)
 			*why = "not_badheader";
 		else if (a->vers != sent_vers)
+			*why = "version_not_echoed";
+		break;
+	case EXP_INVALID_OPTION:
+		if (a->proc != RDMA_ERROR || !a->has_err ||
+		    a->err != RDMA2_ERR_INVALID_OPTION)
+			*why = "not_invalid_option";
+		else if (a->vers != RPCRDMA2_VERSION)
 			*why = "version_not_echoed";
 		break;
 	default:
@@ -434,11 +462,15 @@ run_case(struct pconn *c, const struct opts *o, const struct pcase *pc,
 			 rpcrdma_proc_name(a.proc), a.len, a.vers, a.credits);
 		if (a.has_err)
 			line_add(&l, " err=%s", a.err == RDMA_ERR_VERS ? "ERR_VERS" :
-				 a.err == RDMA_ERR_BADHEADER ? "BADHEADER" : "unknown");
+				 a.err == RDMA_ERR_BADHEADER ? "BADHEADER" :
+				 a.err == RDMA2_ERR_INVALID_OPTION ? "INVALID_OPTION" :
+				 "unknown");
 		if (a.has_range)
 			line_add(&l, " low=%u high=%u", a.low, a.high);
 		if (a.proc == RDMA_MSG && !a.hdr_ok)
 			line_add(&l, " header=malformed");
+		if (a.dir_bad)
+			line_add(&l, " direction=not_reply");
 		if (a.rpc)
 			line_add(&l, " rpc=%s%s", a.rpc, a.rpc_xid_ok ? "" : " rpc_xid=mismatch");
 		if (a.data)

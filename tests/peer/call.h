@@ -12,10 +12,11 @@
 /* The answers a case may expect (CASE=EXPECT); judged by call.c. */
 enum expect {
 	EXP_SUCCESS,		/* RDMA_MSG, RPC accepted SUCCESS, data verified */
-	EXP_VERS,		/* RDMA_ERROR ERR_VERS 1..1, version echoed */
+	EXP_VERS,		/* RDMA_ERROR ERR_VERS 1..1 or 1..2, version echoed */
 	EXP_BADHEADER,		/* RDMA_ERROR BADHEADER, version echoed */
 	EXP_NONE,		/* no answer at all */
 	EXP_PROG_UNAVAIL,	/* RDMA_MSG, RPC PROG_UNAVAIL */
+	EXP_INVALID_OPTION,	/* RDMA2_ERROR RDMA2_ERR_INVALID_OPTION, vers 2 */
 	EXP_ANY,		/* whatever comes, only reported */
 	EXP_COUNT
 };
@@ -28,6 +29,8 @@ enum case_kind {
 	C_NULL, C_ECHO, C_SINK, C_SOURCE, C_NOPROG, C_BADVERS, C_MSGP, C_DONE,
 	C_BADPROC, C_BADCHUNK, C_XIDMISMATCH, C_SHORT, C_RDMAERROR, C_BIGREAD,
 	C_NFS4READ,
+	/* Version Two (draft-cel-nfsv4-rpcrdma-version-two-01) */
+	C_OPT, C_OPTCALL, C_OPTREPLY, C_V2BACK, C_V2MISMATCH, C_V2TRUNC,
 	C_COUNT
 };
 
@@ -39,7 +42,8 @@ struct pcase {
 	const char *text;
 	enum case_kind kind;
 	enum expect expect;
-	uint32_t num;		/* size, the procedure of badproc, bigread's claim */
+	uint32_t num;		/* size, the procedure of badproc, bigread's claim,
+				 * badvers' version, opt's type, v2trunc's cut */
 	enum badchunk variant;
 	bool c_read;		/* the call goes in a position-zero Read chunk */
 	bool c_write;		/* a Write chunk for the result */

@@ -20,6 +20,7 @@
 
 #include "call.h"
 #include "pattern.h"
+#include "rpcrdma2_xdr.h"
 
 /* A program number nobody registers (noprog). */
 #define PEER_NOPROG 0x3ffffffeu
@@ -39,7 +40,7 @@ static const struct case_desc {
 	[C_SINK] = { "sink", EXP_SUCCESS, ARG_SIZE, true, false },
 	[C_SOURCE] = { "source", EXP_SUCCESS, ARG_SIZE, true, true },
 	[C_NOPROG] = { "noprog", EXP_PROG_UNAVAIL, ARG_NONE, true, false },
-	[C_BADVERS] = { "badvers", EXP_VERS, ARG_NONE, false, false },
+	[C_BADVERS] = { "badvers", EXP_VERS, ARG_OPT_NUMBER, false, false },
 	[C_MSGP] = { "msgp", EXP_BADHEADER, ARG_NONE, false, false },
 	[C_DONE] = { "done", EXP_BADHEADER, ARG_NONE, false, false },
 	[C_BADPROC] = { "badproc", EXP_BADHEADER, ARG_OPT_NUMBER, false, false },
@@ -49,7 +50,31 @@ static const struct case_desc {
 	[C_RDMAERROR] = { "rdmaerror", EXP_NONE, ARG_NONE, false, false },
 	[C_BIGREAD] = { "bigread", EXP_BADHEADER, ARG_OPT_NUMBER, false, false },
 	[C_NFS4READ] = { "nfs4read", EXP_SUCCESS, ARG_SIZE, true, true },
+	[C_OPT] = { "opt", EXP_INVALID_OPTION, ARG_OPT_NUMBER, false, false },
+	[C_OPTCALL] = { "optcall", EXP_INVALID_OPTION, ARG_NONE, false, false },
+	[C_OPTREPLY] = { "optreply", EXP_NONE, ARG_NONE, false, false },
+	[C_V2BACK] = { "v2back", EXP_NONE, ARG_NONE, false, false },
+	[C_V2MISMATCH] = { "v2mismatch", EXP_BADHEADER, ARG_NONE, false, false },
+	[C_V2TRUNC] = { "v2trunc", EXP_BADHEADER, ARG_OPT_NUMBER, false, false },
 };
+
+/* The default argument of a case taking an optional number. */
+static uint32_t
+default_num(enum case_kind k)
+{
+	switch (k) {
+	case C_BIGREAD:
+		return 1u << 30;
+	case C_BADVERS:
+		return 3;	/* a version no server here speaks */
+	case C_OPT:
+		return 0x77;
+	case C_V2TRUNC:
+		return 20;
+	default:
+		return 7;
+	}
+}
 
 /* badchunk's argument, by enum badchunk. */
 static const char *const badchunk_names[] = { "disc", "trunc", "count" };
@@ -102,7 +127,10 @@ parse_case(const char *text, struct pcase *pc)
 	}
 	case ARG_OPT_NUMBER:
 		pc->num = arg ? (uint32_t)parse_number(arg, UINT32_MAX) :
-		      k == C_BIGREAD ? 1u << 30 : 7;
+		      default_num((enum case_kind)k);
+		/* RFC 8166 s5.5: shorter than the fixed words, nothing known. */
+		if (k == C_V2TRUNC && pc->num < RPCRDMA2_PREFIX_LEN)
+			pc->expect = EXP_NONE;
 		break;
 	case ARG_OPT_WORD:
 		pc->variant = BC_DISC;
@@ -225,6 +253,96 @@ case_check_results(const struct pcase *pc, const struct call_io *io)
 }
 
 /*
+ * A call's transport header in version vers: Version Two puts direction
+ * CALL before the same lists (draft-cel-nfsv4-rpcrdma-version-two-01
+ * s4.2, s4.2.2).
+ */
+static ssize_t
+encode_call_hdr(uint8_t *buf, struct rpcrdma_hdr *h, uint32_t vers)
+{
+	static struct rpcrdma2_hdr h2;
+
+	if (vers != RPCRDMA2_VERSION)
+		return rpcrdma_hdr_encode(buf, PEER_SEND_BUF, h);
+	memset(&h2, 0, sizeof(h2));
+	h2.xid = h->xid;
+	h2.vers = RPCRDMA2_VERSION;
+	h2.credits = h->credits;
+	h2.proc = h->proc;
+	h2.direction = RDMA2_DIR_CALL;
+	h2.chunks = *h;
+	return rpcrdma2_hdr_encode(buf, PEER_SEND_BUF, &h2);
+}
+
+/* An accepted RPC reply with no results (RFC 5531 s9), the wrong way. */
+static uint8_t *
+put_rpc_reply(uint8_t *q, const uint8_t *end, uint32_t xid)
+{
+	if (end - q < 24)
+		return NULL;
+	/* xid, REPLY, MSG_ACCEPTED, AUTH_NONE verifier, SUCCESS */
+	return put32(put32(put32(put32(put32(put32(q, xid), 1), 0), 0), 0), 0);
+}
+
+/*
+ * The Version Two cases (draft-cel-nfsv4-rpcrdma-version-two-01 s3.1,
+ * s4.2.2), whole messages: RDMA2_OPTIONAL without and with a payload,
+ * of direction CALL and REPLY; RDMA2_MSG of direction REPLY (a
+ * backward-direction reply) and of direction CALL carrying a reply; a
+ * header with a Write and a Reply chunk cut at pc->num octets.
+ */
+static size_t
+build_v2_case(struct pconn *c, const struct opts *o, const struct pcase *pc,
+	      uint32_t xid, struct call_io *io)
+{
+	static const uint8_t info[3] = { 'o', 'p', 't' };
+	struct rpcrdma_segment seg = { .handle = 0x1234, .length = 4096, .offset = 0x1000 };
+	struct rpcrdma_write_chunk wc = { .first = 0, .nsegs = 1 };
+	uint8_t *p = c->send_mem, *end = c->send_mem + PEER_SEND_BUF, *q;
+	uint32_t proc = pc->kind == C_OPT || pc->kind == C_OPTCALL ||
+			pc->kind == C_OPTREPLY ? RDMA2_OPTIONAL : RDMA2_MSG;
+	size_t n = 0;
+
+	q = rpcrdma_encode_prefix(p, end, xid, RPCRDMA2_VERSION, o->credits, proc);
+	switch (pc->kind) {
+	case C_OPT:
+		q = rpcrdma2_encode_optional(q, end, RDMA2_DIR_CALL, pc->num,
+					     info, sizeof(info));
+		break;
+	case C_OPTCALL:
+		q = rpcrdma2_encode_optional(q, end, RDMA2_DIR_CALL, 0x77,
+					     info, sizeof(info));
+		if (q)
+			n = encode_call(q, (size_t)(end - q), xid, o->prog, o->vers,
+					RPCTEST_NULL, io->xargs, io->args);
+		if (!n)
+			return 0;
+		break;
+	case C_OPTREPLY:
+		q = rpcrdma2_encode_optional(q, end, RDMA2_DIR_REPLY, 0x77, NULL, 0);
+		break;
+	case C_V2BACK:
+	case C_V2MISMATCH:
+		q = rpcrdma2_encode_direction(q, end, pc->kind == C_V2BACK ?
+					      RDMA2_DIR_REPLY : RDMA2_DIR_CALL);
+		q = rpcrdma_encode_read_list(q, end, NULL, 0);
+		q = rpcrdma_encode_write_list(q, end, NULL, 0, NULL);
+		q = rpcrdma_encode_reply_chunk(q, end, false, NULL, 0);
+		q = q ? put_rpc_reply(q, end, xid) : NULL;
+		break;
+	default:	/* C_V2TRUNC */
+		q = rpcrdma2_encode_direction(q, end, RDMA2_DIR_CALL);
+		q = rpcrdma_encode_read_list(q, end, NULL, 0);
+		q = rpcrdma_encode_write_list(q, end, &wc, 1, &seg);
+		q = rpcrdma_encode_reply_chunk(q, end, true, &seg, 1);
+		if (q && (size_t)(q - p) > pc->num)
+			q = p + pc->num;
+		break;
+	}
+	return q ? (size_t)(q - p) + n : 0;
+}
+
+/*
  * A valid call offering chunks (RFC 8166 s4.4): the whole call in a
  * position-zero Read chunk with RDMA_NOMSG (a Long Call, s4.5.3), a Write
  * chunk of the size of the result, a Reply chunk with room for the whole
@@ -248,7 +366,7 @@ build_chunked_call(struct pconn *c, const struct opts *o, const struct pcase *pc
 		return 0;
 
 	h->xid = xid;
-	h->vers = RPCRDMA1_VERSION;
+	h->vers = o->rpcrdma_vers;
 	h->credits = o->credits;
 	h->proc = pc->c_read ? RDMA_NOMSG : RDMA_MSG;
 	h->nreads = 0;
@@ -275,7 +393,7 @@ build_chunked_call(struct pconn *c, const struct opts *o, const struct pcase *pc
 		h->nreply = 1;
 		h->reply[0] = chunk_segment(&io->cm, io->cm.reply_area, io->cm.reply_len);
 	}
-	hl = rpcrdma_hdr_encode(c->send_mem, PEER_SEND_BUF, h);
+	hl = encode_call_hdr(c->send_mem, h, o->rpcrdma_vers);
 	if (hl <= 0)
 		return 0;
 	if (pc->c_read)
@@ -327,7 +445,7 @@ build_case(struct pconn *c, const struct opts *o, const struct pcase *pc,
 	   uint32_t xid, struct call_io *io, uint32_t *sent_vers)
 {
 	uint8_t *p = c->send_mem, *end = c->send_mem + PEER_SEND_BUF, *q;
-	uint32_t vers = RPCRDMA1_VERSION, proc = RDMA_MSG, rpc_xid = xid;
+	uint32_t vers = o->rpcrdma_vers, proc = RDMA_MSG, rpc_xid = xid;
 	uint32_t prog = o->prog, rpc_proc;
 	struct rpcrdma_segment seg = { .handle = 0x1234, .length = 64, .offset = 0x1000 };
 	size_t n;
@@ -359,8 +477,16 @@ build_case(struct pconn *c, const struct opts *o, const struct pcase *pc,
 		*sent_vers = RPCRDMA1_VERSION;
 		return build_bigread(c, o, pc, xid, io);
 	case C_BADVERS:
-		vers = 2;
+		vers = pc->num;
 		break;
+	case C_OPT:
+	case C_OPTCALL:
+	case C_OPTREPLY:
+	case C_V2BACK:
+	case C_V2MISMATCH:
+	case C_V2TRUNC:
+		*sent_vers = RPCRDMA2_VERSION;
+		return build_v2_case(c, o, pc, xid, io);
 	case C_MSGP:
 		proc = RDMA_MSGP;
 		break;
@@ -382,6 +508,9 @@ build_case(struct pconn *c, const struct opts *o, const struct pcase *pc,
 		return build_chunked_call(c, o, pc, xid, prog, rpc_proc, io);
 
 	q = rpcrdma_encode_prefix(p, end, xid, vers, o->credits, proc);
+	/* Version Two (--rpcrdma 2): the direction before the lists. */
+	if (vers == RPCRDMA2_VERSION && pc->kind != C_BADVERS)
+		q = rpcrdma2_encode_direction(q, end, RDMA2_DIR_CALL);
 	if (!q)
 		return 0;
 	if (pc->kind == C_BADCHUNK) {

@@ -55,16 +55,23 @@ usage(void)
 		"                        before the call runs; rnr_retry 0\n"
 		"  --seg-max N[K]        serve --old-kernel: the largest segment of any\n"
 		"                        chunk instead\n"
+		"  --rpcrdma 1|2         call: the RPC-over-RDMA version of the valid calls\n"
+		"                        (null, echo, sink, source, noprog; default 1)\n"
+		"  --drop-v2             serve: answer no RPC-over-RDMA Version Two message\n"
+		"                        (by default: ERR_VERS 1..1, as any Version One\n"
+		"                        server)\n"
 		"  --held N              serve late-many: the run's first N calls (default 4,\n"
 		"                        at most 32) are answered late, each by its Reply\n"
 		"                        chunk, once the next call on its connection came\n"
 		"  -r, --ready FILE      serve: write \"ready PORT\" to FILE once listening\n"
 		"  -v, --verbose         print every RDMA-CM event\n"
 		"call cases, run in order on one connection; CASE[=EXPECT] overrides the\n"
-		"expected answer (success, vers, badheader, none, prog-unavail, any):\n"
-		"  null echo:N sink:N source:N noprog badvers msgp done badproc[:N]\n"
+		"expected answer (success, vers, badheader, none, prog-unavail,\n"
+		"invalid-option, any):\n"
+		"  null echo:N sink:N source:N noprog badvers[:V] msgp done badproc[:N]\n"
 		"  badchunk[:disc|trunc|count] xidmismatch short rdmaerror bigread[:N]\n"
 		"  nfs4read:N (an NFSv4.1 READ COMPOUND of N octets: --prog 100003 --vers 4)\n"
+		"  Version Two: opt[:TYPE] optcall optreply v2back v2mismatch v2trunc:N\n"
 		"  null, echo, sink, source, noprog and nfs4read take chunks: +read (the call in a\n"
 		"  position-zero Read chunk), +reply (a Reply chunk), +write (a Write\n"
 		"  chunk for the result of echo and source), e.g. echo:8000+read+reply\n"
@@ -172,7 +179,7 @@ parse_options(struct opts *o, int argc, char **argv)
 	enum {
 		OPT_PDATA = 256, OPT_PROG, OPT_VERS, OPT_CREDITS, OPT_TIMEOUT,
 		OPT_ANSWER, OPT_QUIET, OPT_CONNS, OPT_KEEP, OPT_RDATOM,
-		OPT_OLD, OPT_SEGMAX, OPT_HELD,
+		OPT_OLD, OPT_SEGMAX, OPT_HELD, OPT_DROPV2, OPT_RPCRDMA,
 	};
 	static const struct option longopts[] = {
 		{ "addr", required_argument, NULL, 'a' },
@@ -193,6 +200,8 @@ parse_options(struct opts *o, int argc, char **argv)
 		{ "old-kernel", no_argument, NULL, OPT_OLD },
 		{ "seg-max", required_argument, NULL, OPT_SEGMAX },
 		{ "held", required_argument, NULL, OPT_HELD },
+		{ "drop-v2", no_argument, NULL, OPT_DROPV2 },
+		{ "rpcrdma", required_argument, NULL, OPT_RPCRDMA },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool credits_set = false;
@@ -218,6 +227,7 @@ parse_options(struct opts *o, int argc, char **argv)
 	o->pd.recv_size = 4096;
 	o->prog = RPCTEST_PROG;
 	o->vers = RPCTEST_VERS;
+	o->rpcrdma_vers = 1;
 	o->timeout_s = DEFAULT_TIMEOUT_S;
 	o->answer_ms = DEFAULT_ANSWER_MS;
 	o->quiet_ms = DEFAULT_QUIET_MS;
@@ -273,6 +283,14 @@ parse_options(struct opts *o, int argc, char **argv)
 			break;
 		case OPT_OLD:
 			o->old_kernel = true;
+			break;
+		case OPT_DROPV2:
+			o->drop_v2 = true;
+			break;
+		case OPT_RPCRDMA:
+			o->rpcrdma_vers = (uint32_t)parse_number(optarg, 2);
+			if (o->rpcrdma_vers < 1)
+				usage_error("--rpcrdma is 1 or 2", optarg);
 			break;
 		case OPT_SEGMAX: {
 			char *end;

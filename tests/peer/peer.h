@@ -166,6 +166,8 @@ struct opts {
 	unsigned int held;		/* serve late-many: replies held back */
 	uint32_t special_seg_max;	/* Reply and Read segments */
 	uint32_t write_seg_max;		/* Write segments */
+	bool drop_v2;			/* serve: Version Two messages unanswered */
+	uint32_t rpcrdma_vers;		/* call: version of the valid calls */
 	int rd_init;			/* call: -1, or the connect's initiator_depth */
 	int rd_resp;			/* call: -1, or its responder_resources */
 	const char *ready;

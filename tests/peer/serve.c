@@ -415,10 +415,11 @@ run_serve(const struct opts *o)
 		out("late_write=untested late_read=untested reason=%s",
 		    s.chunks_offered ? "no_later_call" : "no_chunk_offered");
 	ok = why == NULL;
-	out("summary case=%s requests=%u accepted=%u rejected=%u closed=%u calls=%u violations=%u protocol_errors=%u chunks_offered=%u err_chunks=%u late_tested=%u late_exposed=%u%s result=%s%s%s",
+	out("summary case=%s requests=%u accepted=%u rejected=%u closed=%u calls=%u violations=%u protocol_errors=%u chunks_offered=%u err_chunks=%u negotiations=%u late_tested=%u late_exposed=%u%s result=%s%s%s",
 	    serve_case_names[s.sc], s.requests, s.accepted, s.rejected, s.closed,
 	    s.calls, s.violations, s.protocol_errors, s.chunks_offered,
-	    s.err_chunks, s.late_tested, s.late_exposed, stop_signal ? " stopped_by=signal" : "",
+	    s.err_chunks, s.negotiations, s.late_tested, s.late_exposed,
+	    stop_signal ? " stopped_by=signal" : "",
 	    ok ? "ok" : "failed", ok ? "" : " why=", ok ? "" : why);
 	return ok ? EX_OK : EX_FAIL;
 }

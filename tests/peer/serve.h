@@ -44,6 +44,7 @@ struct server {
 	unsigned int late_tested, late_exposed;
 	unsigned int chunks_offered;
 	unsigned int err_chunks;	/* --old-kernel: headers refused */
+	unsigned int negotiations;	/* Version Two messages (not calls) */
 };
 
 /* serve_msg.c */

@@ -417,6 +417,20 @@ serve_message(struct server *s, struct pconn *c, uint32_t idx, uint32_t len)
 		s->protocol_errors++;
 		goto repost;
 	}
+	/*
+	 * draft-cel-nfsv4-rpcrdma-version-two-01 s5.2: a Version One server
+	 * answers a Version Two message with ERR_VERS 1..1 and its requester
+	 * sends the call again in Version One.  Negotiation, not a call, nor
+	 * a protocol error.  --drop-v2: a server that answers nothing.
+	 */
+	if (ret == -EPROTONOSUPPORT && h->vers == 2 && h->proc != RDMA_ERROR) {
+		s->negotiations++;
+		out("negotiation conn=%u xid=0x%08x vers=2 answer=%s len=%u",
+		    c->number, h->xid, s->o->drop_v2 ? "none" : "ERR_VERS", len);
+		if (!s->o->drop_v2)
+			send_error(c, s->o, h->xid, h->vers, RDMA_ERR_VERS);
+		goto repost;
+	}
 	if (h->has_reply) {
 		for (i = 0; i < h->nreply; i++)
 			rlen += h->reply[i].length;

@@ -216,9 +216,16 @@ run_cycle(const struct options *o, unsigned long cycle)
 		if (st)
 			exit(st);
 	}
-	for (unsigned long i = 0; i < o->count; i++)
-		for (h = 0; h < o->handles; h++)
-			run_set(clnt[h], o, cycle * o->count + i);
+	if (o->threads) {
+		int st = run_threads(clnt[0], o);
+
+		if (st)
+			exit(st);
+	} else {
+		for (unsigned long i = 0; i < o->count; i++)
+			for (h = 0; h < o->handles; h++)
+				run_set(clnt[h], o, cycle * o->count + i);
+	}
 
 	if (o->hold && cycle + 1 == o->cycles)
 		hold_client();

@@ -7,6 +7,7 @@
  *   client_bench.c    -b, -u, -R: timing per call, the table, descriptors
  *                     and resident size
  *   client_fork.c     -F: fork() with a CLIENT in use
+ *   client_threads.c  -T: threads sharing one CLIENT
  */
 #ifndef RPCTEST_CLIENT_H
 #define RPCTEST_CLIENT_H
@@ -68,6 +69,7 @@ struct options {
 	bool keep_going;
 	bool hold;
 	unsigned int forks;
+	unsigned int threads;	/* -T: threads sharing the CLIENT */
 };
 
 /* client.c: the handle, made as -m says (exits on failure); the set once. */
@@ -76,6 +78,9 @@ void run_set(CLIENT *clnt, const struct options *o, unsigned long iter);
 
 /* client_fork.c: -F; returns an exit status (0: every child was right). */
 int fork_test(CLIENT *clnt, const struct options *o);
+
+/* client_threads.c: -T; the set on every thread at once; an exit status. */
+int run_threads(CLIENT *clnt, const struct options *o);
 
 /* client_options.c: fills o from the command line, or exits with usage. */
 void parse_options(struct options *o, int argc, char **argv);
@@ -90,12 +95,16 @@ void run_op(CLIENT *clnt, const struct options *o, unsigned int oi,
 
 /* client_bench.c */
 extern bool measure_cpu;
+extern bool measure_latency;
 
 double call_begin(void);
 double call_end(double t0);
 void stats_add(unsigned int oi, unsigned int si, double seconds,
 	       unsigned long long bytes);
 void bench_mark_create(void);
+void stats_add_locked(unsigned int oi, unsigned int si, double seconds,
+		      unsigned long long bytes);
+void stats_threads_done(double wall, double cpu);
 void print_bench(const struct options *o);
 long count_fds(void);
 long rss_kb(void);

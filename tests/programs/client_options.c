@@ -17,7 +17,8 @@ usage(void)
 	fprintf(stderr,
 		"usage: %s [-h HOST] [-m create|tp|tli|tcp] [-p PORT] [-n tcp|tcp6]\n"
 		"          [-A none|sys] [-t SECONDS] [-o OPS] [-s SIZES] [-c COUNT]\n"
-		"          [-R CYCLES] [-N HANDLES] [-P PROG] [-b [-u]] [-q] [-k] [-H] [-F N]\n"
+		"          [-R CYCLES] [-N HANDLES] [-P PROG] [-b [-u] [-l]] [-q] [-k] [-H]\n"
+		"          [-F N] [-T N]\n"
 		"  -h HOST   server name or address (default localhost)\n"
 		"  -m MODE   create: clnt_create, tp: clnt_tp_create (both via rpcbind),\n"
 		"            tli: clnt_tli_create, tcp: clnttcp_create (both need -p)\n"
@@ -43,6 +44,8 @@ usage(void)
 		"            with -R: cycles=N fds_before= fds_after= rss_kb_before= rss_kb_after=\n"
 		"  -u        with -b, also measure the CPU time (user and system, of this\n"
 		"            process) spent inside the calls: a cpu_us column, mean per call\n"
+		"  -l        with -b, also the median and 99th percentile of the\n"
+		"            latency: p50_us and p99_us columns\n"
 		"  -q        quiet: no per-call lines and no final line\n"
 		"  -k        keep going after an RPC error, with the next call on the\n"
 		"            same client; the exit status is 1 at the end\n"
@@ -51,6 +54,10 @@ usage(void)
 		"  -F N      before the first set: fork N times while a thread calls on\n"
 		"            the client; each child checks that the inherited client fails\n"
 		"            and that a client of its own verifies the set (RDMA only)\n"
+		"  -T N      N threads share the client, each running the set COUNT\n"
+		"            times at once (null and echo only; each echo checked\n"
+		"            against the pattern of its own thread); with -b the table\n"
+		"            counts all threads over the run's wall time\n"
 		"exit status: 0 verified, 1 RPC error, 2 reply mismatch, 64 usage\n",
 		progname, RPCTEST_PROG);
 	exit(EX_USAGE);
@@ -174,7 +181,7 @@ parse_options(struct options *o, int argc, char **argv)
 	parse_ops(o, "null,echo,sink,source,mixed");
 	parse_sizes(o, "0,1,100,1000,4K,64K,1M,1M+3");
 
-	while ((opt = getopt(argc, argv, "h:m:p:n:A:t:o:s:c:R:N:P:buqkHF:")) != -1) {
+	while ((opt = getopt(argc, argv, "h:m:p:n:A:t:o:s:c:R:N:P:bulqkHF:T:")) != -1) {
 		switch (opt) {
 		case 'h':
 			o->host = optarg;
@@ -235,6 +242,12 @@ parse_options(struct options *o, int argc, char **argv)
 			break;
 		case 'u':
 			measure_cpu = true;
+			break;
+		case 'l':
+			measure_latency = true;
+			break;
+		case 'T':
+			o->threads = (unsigned int)parse_number(optarg, 1, 256);
 			break;
 		case 'q':
 			o->quiet = true;

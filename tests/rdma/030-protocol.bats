@@ -55,8 +55,10 @@ assert_calls_within() {
 
 	local ok='xid=ok vers=1 credits=16'
 	assert_case null "answer=RDMA_MSG len=[0-9]+ $ok rpc=SUCCESS"
-	# s5.5.1: ERR_VERS names the range 1..1 and echoes the version sent.
-	assert_case badvers "answer=RDMA_ERROR len=28 xid=ok vers=2 credits=16 err=ERR_VERS low=1 high=1"
+	# s5.5.1: ERR_VERS names the versions the server speaks (1..2 by
+	# default: draft-cel-nfsv4-rpcrdma-version-two-01 s5.3) and echoes
+	# the version sent (3).
+	assert_case badvers "answer=RDMA_ERROR len=28 xid=ok vers=3 credits=16 err=ERR_VERS low=1 high=2"
 	# s5.5.2, s5.6: reserved and unknown procedures, malformed chunk
 	# lists and an RPC XID that differs from the transport's: BADHEADER.
 	local c

@@ -127,8 +127,8 @@ $("$RPCRDMA_TEST_STAT" -p "$1" 2>&1)"
 	client -m tli -h "$ADDR" -p "$PORT" -o echo,sink,source,whoami -s 1000,2000,3000,7000,9000,1M
 	assert_client_ran echo,sink,source,whoami 1000,2000,3000,7000,9000,1M
 	assert_netid rdma "$ADDR"
-	assert_shim_line --prog "$RPCTEST_PROG_NUM" client "$ADDR" "$PORT" 'RDMA, inline 8192/2048, credits 32 requested, R=[01]$'
-	assert_shim_line --log "$SERVER_LOG" connection "$ADDR" '' 'inline 8192/2048, credits 32, R=[01]$'
+	assert_shim_line --prog "$RPCTEST_PROG_NUM" client "$ADDR" "$PORT" 'RDMA, inline 8192/2048, credits 32 requested, R=[01], RPC-over-RDMA version 2 offered$'
+	assert_shim_line --log "$SERVER_LOG" connection "$ADDR" '' 'inline 8192/2048, credits 32, R=[01], RPC-over-RDMA versions 1-2$'
 
 	# 3000-octet ECHOs: the call fits 8K inline, the reply does not fit 2K.
 	start_client_bg -m tli -h "$ADDR" -p "$PORT" -o echo -s 3000 -c 1000000000 -q
@@ -203,14 +203,14 @@ $("$RPCRDMA_TEST_STAT" -p "$1" 2>&1)"
 	# The default where the device allows it: on.
 	client --rdma -m tli -h "$ADDR" -p "$PORT" -o null,echo -s 64K
 	assert_client_ran null,echo 64K
-	assert_shim_line --prog "$RPCTEST_PROG_NUM" client "$ADDR" "$PORT" 'RDMA, .*, R=1$'
+	assert_shim_line --prog "$RPCTEST_PROG_NUM" client "$ADDR" "$PORT" 'RDMA, .*, R=1, '
 
 	wrap_client -e remote_invalidate=no
 	start_client_bg -m tli -h "$ADDR" -p "$PORT" -o null,echo -s 64K -c 1000000000 -q
 	wait_shown "$CLIENT_PID" '.transports[0].calls > 0'
 	pause_client
-	assert_shim_line --log "$CLIENT_LOG" --prog "$RPCTEST_PROG_NUM" client "$ADDR" "$PORT" 'RDMA, .*, R=0$'
-	assert_shim_line --log "$SERVER_LOG" connection "$ADDR" '' '.*, R=0$'
+	assert_shim_line --log "$CLIENT_LOG" --prog "$RPCTEST_PROG_NUM" client "$ADDR" "$PORT" 'RDMA, .*, R=0, '
+	assert_shim_line --log "$SERVER_LOG" connection "$ADDR" '' '.*, R=0, '
 	stat_json -p "$SERVER_PID" -p "$CLIENT_PID"
 	local cport
 	cport=${ST[$CLIENT_PID.client.local.port]}
@@ -234,7 +234,7 @@ $("$RPCRDMA_TEST_STAT" -p "$1" 2>&1)"
 	local line send recv rinv cport calls out in
 	line=$(grep -E "$(shim_line --prog "$RPCTEST_PROG_NUM" client "$ADDR" "$PORT" RDMA)" "$CLIENT_LOG") ||
 		fail "no RDMA decision line: $(cat "$CLIENT_LOG")"
-	[[ $line =~ inline\ ([0-9]+)/([0-9]+),\ credits\ 32\ requested,\ R=([01])$ ]] || fail "line: $line"
+	[[ $line =~ inline\ ([0-9]+)/([0-9]+),\ credits\ 32\ requested,\ R=([01]),\ RPC-over-RDMA\ version\ 2\ offered$ ]] || fail "line: $line"
 	send=${BASH_REMATCH[1]} recv=${BASH_REMATCH[2]} rinv=${BASH_REMATCH[3]}
 	assert_st "$CLIENT_PID.client.transport" rdma
 	assert_st "$CLIENT_PID.client.reason" null
@@ -252,7 +252,7 @@ $("$RPCRDMA_TEST_STAT" -p "$1" 2>&1)"
 	cport=${ST[$CLIENT_PID.client.local.port]}
 	line=$(grep -E "$(shim_line connection "$ADDR" "$cport" RDMA)" "$SERVER_LOG") ||
 		fail "no connection line for port $cport: $(cat "$SERVER_LOG")"
-	[[ $line =~ inline\ ([0-9]+)/([0-9]+),\ credits\ 16,\ R=([01])$ ]] || fail "line: $line"
+	[[ $line =~ inline\ ([0-9]+)/([0-9]+),\ credits\ 16,\ R=([01]),\ RPC-over-RDMA\ versions\ 1-2$ ]] || fail "line: $line"
 	[ "${BASH_REMATCH[1]}" = "$send" ] && [ "${BASH_REMATCH[2]}" = "$recv" ] && [ "${BASH_REMATCH[3]}" = "$rinv" ]
 	assert_st "$SERVER_PID.server.$cport.inline_recv" "$send"
 	assert_st "$SERVER_PID.server.$cport.inline_send" "$recv"

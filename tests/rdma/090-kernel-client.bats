@@ -37,7 +37,7 @@ teardown() {
 # sizes (FSINFO) taken from the RDMA transport as from a TCP socket.
 assert_kernel_rdma_connection() {
 	assert_shim_line --log "$SERVER_LOG" --comm nfstest-server connection "$RXE_ADDR" '' \
-		'inline 4096/4096, credits [0-9]+, R=1$'
+		'inline 4096/4096, credits [0-9]+, R=1, RPC-over-RDMA versions 1-2$'
 	refute_log "$SERVER_LOG" "no RFC 8797 private data"
 	refute_log "$SERVER_LOG" "cannot determine the socket type"
 }

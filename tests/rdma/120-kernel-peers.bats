@@ -155,6 +155,10 @@ _nfsc_held() {
 	require_kernel_nfsd
 	nfsc null-getattr null 200 getattr 200
 	assert_st "$NFSC_PID.client.calls" 400
+	# Version Two offered first (rpcrdma_version = auto): the kernel's
+	# ERR_VERS, the call sent again in Version One, no error seen.
+	assert_st "$NFSC_PID.client.rpcrdma_version" 1
+	assert_st "$NFSC_PID.client.rdma_errors" 1
 	# The kernel answers through a Reply chunk whenever one is offered:
 	# none came back, so none was offered.
 	assert_st "$NFSC_PID.client.reply_chunk_bytes" 0
@@ -170,6 +174,7 @@ _nfsc_held() {
 		fail "READ did not return the whole file: $(cat "$NFSC_LOG")"
 	cmp "$BATS_TEST_TMPDIR/out" "$KNFS_EXPORT/big"
 	assert_st "$NFSC_PID.client.calls" 2
+	assert_st "$NFSC_PID.client.rpcrdma_version" 1
 	assert_st "$NFSC_PID.client.write_chunk_bytes" 1048576
 	assert_st "$NFSC_PID.client.reply_chunk_bytes" 0
 }
@@ -259,5 +264,9 @@ assert_nfs4_case() {
 	port=$(jq -r '[.processes[].transports[] | select(.role == "server" and .transport == "rdma")][0].peer.port' <<<"$doc")
 	[[ $port =~ ^[0-9]+$ ]] && ((port >= 1024)) ||
 		fail "the kernel client's RDMA connection comes from port '$port': $doc"
+	# The server accepts Version Two (the default) and the kernel's
+	# client speaks Version One: its calls answered in Version One.
+	[[ $(jq -r '[.processes[].transports[] | select(.role == "server" and .transport == "rdma")][0].rpcrdma_version' <<<"$doc") == 1 ]] ||
+		fail "the kernel client's connection is not in Version One: $doc"
 	nfs_finish
 }

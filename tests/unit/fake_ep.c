@@ -7,11 +7,13 @@
  * the client's window binds, revoked by a local or a remote invalidation)
  * and counts as a violation every invalidation of a key that is not bound
  * (rxe would crash on one), every Read of memory not exposed and every
- * message the server would send beyond the receives posted.
+ * message the server would send beyond the receives posted.  The scripted
+ * server itself is in fake_srv.c.
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -19,18 +21,48 @@
 #include <rpc/rpc.h>
 
 #include "fake_ep.h"
+#include "fake_ep_int.h"
 #include "rpcrdma_xdr.h"
 #include "xdr_grow.h"
 
-#define F_CQ 256
+/*
+ * The fake's state (keys, receives, the server's calls) is shared by the
+ * client's threads, each under its CLIENT's lock, and the test's own
+ * thread answering held calls: one lock around every entry point.
+ */
+static pthread_mutex_t state_lock;
+static pthread_once_t state_once = PTHREAD_ONCE_INIT;
+
+static void
+state_lock_init(void)
+{
+	pthread_mutexattr_t a;
+
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
+	pthread_mutex_init(&state_lock, &a);
+	pthread_mutexattr_destroy(&a);
+}
+
+void
+fake_lock(void)
+{
+	pthread_once(&state_once, state_lock_init);
+	pthread_mutex_lock(&state_lock);
+}
+
+void
+fake_unlock(void)
+{
+	pthread_mutex_unlock(&state_lock);
+}
 
 /* ------------------------------------------------------------------ */
 /* The device: memory windows through the context's ops, a plain pool  */
 /* ------------------------------------------------------------------ */
 
-static bool key_unbind(uint32_t key);
-
 unsigned int recv_reserved, fake_connects;
+unsigned int fake_sleeps, fake_busy_polls;
 bool fake_refuse;
 static struct ibv_context fake_ctx;
 static struct ibv_pd fake_pd = { .context = &fake_ctx };
@@ -48,9 +80,11 @@ fake_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
 	mw->context = pd->context;
 	mw->pd = pd;
 	mw->type = type;
+	fake_lock();
 	mw->rkey = next_mw_key;		/* the low octet is the tag */
 	next_mw_key += 0x100;
 	mws_alive++;
+	fake_unlock();
 	return mw;
 }
 
@@ -58,8 +92,10 @@ fake_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
 static int
 fake_dealloc_mw(struct ibv_mw *mw)
 {
+	fake_lock();
 	(void)key_unbind(mw->rkey);
 	mws_alive--;
+	fake_unlock();
 	free(mw);
 	return 0;
 }
@@ -75,7 +111,7 @@ rdma_pool_get(struct rdma_dev *dev, size_t len)
 	pb->buf.addr = calloc(1, pb->buf.len);
 	pb->buf.mr = calloc(1, sizeof(*pb->buf.mr));
 	pb->buf.mr->lkey = 0x77;
-	pbufs_alive++;
+	__atomic_add_fetch(&pbufs_alive, 1, __ATOMIC_RELAXED);
 	return pb;
 }
 
@@ -97,7 +133,7 @@ rdma_pool_put(struct rdma_dev *dev, struct rdma_pbuf *pb)
 	free(pb->buf.addr);
 	free(pb->buf.mr);
 	free(pb);
-	pbufs_alive--;
+	__atomic_sub_fetch(&pbufs_alive, 1, __ATOMIC_RELAXED);
 }
 
 /* ------------------------------------------------------------------ */
@@ -127,7 +163,7 @@ key_bound(uint32_t key)
 	return key_index(bound, nbound, key) < nbound;
 }
 
-static void
+void
 key_bind(uint32_t key)
 {
 	if (!key_bound(key) && nbound < F_KEYS)
@@ -135,7 +171,7 @@ key_bind(uint32_t key)
 }
 
 /* False when the key was not bound. */
-static bool
+bool
 key_unbind(uint32_t key)
 {
 	unsigned int i = key_index(bound, nbound, key);
@@ -156,35 +192,21 @@ was_invalidated_locally(uint32_t key)
 /* The endpoint                                                        */
 /* ------------------------------------------------------------------ */
 
-struct ep {
-	struct ep_attr attr;
-	unsigned int reserved;	/* receives reserved (ep_recv_reserve) */
-	int dead;
-	bool disconnected;
-	uint8_t *recv;
-	bool *recv_posted;
-	uint8_t *send;
-	uint32_t *send_free;
-	unsigned int nsend_free;
-	uint16_t *send_nwr;
-	unsigned int sq_used;
-	struct ibv_wc cq[F_CQ];
-	unsigned int cq_head, cq_count;
-};
 
 static uint32_t fake_send_max = 4096;
 struct sockaddr_in fake_addr = { .sin_family = AF_INET };
 
-static void srv_on_call(struct ep *ep, const struct ibv_sge *sge, int nsge);
-
-static void
+void
 cq_push(struct ep *ep, const struct ibv_wc *wc)
 {
+	pthread_mutex_lock(&ep->cq_lock);
 	if (ep->cq_count == F_CQ) {
 		violations++;
-		return;
+	} else {
+		ep->cq[(ep->cq_head + ep->cq_count) % F_CQ] = *wc;
+		__atomic_add_fetch(&ep->cq_count, 1, __ATOMIC_RELEASE);
 	}
-	ep->cq[(ep->cq_head + ep->cq_count++) % F_CQ] = *wc;
+	pthread_mutex_unlock(&ep->cq_lock);
 }
 
 int
@@ -201,6 +223,7 @@ ep_connect(const struct sockaddr *dst, const struct sockaddr *src,
 	}
 	ep = calloc(1, sizeof(*ep));
 	fake_connects++;
+	pthread_mutex_init(&ep->cq_lock, NULL);
 	ep->attr = *attr;
 	ep->recv = calloc(attr->nrecv, attr->inline_recv);
 	ep->recv_posted = calloc(attr->nrecv, sizeof(bool));
@@ -244,6 +267,9 @@ ep_forked(const struct ep *ep)
 	return fake_forked;
 }
 
+unsigned int ep_gen(const struct ep *ep) { return 0; }
+bool ep_gen_forked(unsigned int gen) { return fake_forked; }
+
 void
 ep_abandon(struct ep *ep)
 {
@@ -257,9 +283,11 @@ uint32_t ep_recv_max(const struct ep *ep) { return ep->attr.inline_recv; }
 bool ep_rinv(const struct ep *ep) { return true; }
 bool ep_rinv_offered(const struct ep *ep) { return true; }
 bool ep_peer_pdata(const struct ep *ep) { return true; }
+void ep_inline_v2(struct ep *ep) { (void)ep; }
 unsigned int ep_nrecv(const struct ep *ep) { return ep->attr.nrecv; }
 int ep_comp_fd(const struct ep *ep) { return -1; }
-int ep_dead(const struct ep *ep) { return ep->dead; }
+/* Atomic: the test's thread ends a connection under the client's calls. */
+int ep_dead(const struct ep *ep) { return __atomic_load_n(&ep->dead, __ATOMIC_ACQUIRE); }
 
 const struct sockaddr *
 ep_local_addr(const struct ep *ep)
@@ -276,8 +304,10 @@ ep_peer_addr(const struct ep *ep)
 void
 ep_set_dead(struct ep *ep, int err)
 {
-	if (!ep->dead)
-		ep->dead = err ? err : ECONNRESET;
+	int none = 0;
+
+	(void)__atomic_compare_exchange_n(&ep->dead, &none, err ? err : ECONNRESET,
+					  false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 }
 
 uint8_t *
@@ -289,9 +319,11 @@ ep_recv_buf(const struct ep *ep, uint32_t i)
 int
 ep_post_recv(struct ep *ep, uint32_t idx)
 {
+	fake_lock();
 	if (ep->recv_posted[idx])
 		violations++;		/* posted twice */
 	ep->recv_posted[idx] = true;
+	fake_unlock();
 	return 0;
 }
 
@@ -307,30 +339,64 @@ uint32_t ep_send_lkey(const struct ep *ep, uint32_t i) { return 0x55; }
 int
 ep_recv_reserve(struct ep *ep, int64_t deadline)
 {
+	fake_lock();
 	ep->reserved++;
 	recv_reserved++;
+	fake_unlock();
 	return 0;
 }
 
 void
 ep_recv_unreserve(struct ep *ep, unsigned int n)
 {
+	fake_lock();
 	if (n > ep->reserved)
 		violations++;	/* more given back than taken */
 	ep->reserved -= n;
 	recv_reserved -= n;
+	fake_unlock();
 }
 
-/* Nothing signals: sleep as poll() on no descriptor would. */
+/*
+ * Nothing signals but ep_interrupt() and a completion another thread
+ * made (the scripted server answers as calls are posted): sleep in short
+ * steps, as poll() on the channel would until one of those.
+ */
 int
 ep_wait(struct ep *ep, int64_t deadline)
 {
-	int64_t left = deadline - ep_now_ms();
+	int64_t left;
 
-	if (left <= 0)
-		return -ETIMEDOUT;
-	(void)poll(NULL, 0, (int)left);
-	return 0;
+	fake_sleeps++;
+	for (;;) {
+		if (__atomic_exchange_n(&ep->kicked, 0, __ATOMIC_ACQ_REL) ||
+		    __atomic_load_n(&ep->cq_count, __ATOMIC_ACQUIRE))
+			return 0;
+		left = deadline - ep_now_ms();
+		if (left <= 0)
+			return -ETIMEDOUT;
+		(void)poll(NULL, 0, left < 2 ? (int)left : 2);
+	}
+}
+
+void
+fake_kill(struct ep *ep)
+{
+	ep_set_dead(ep, ECONNRESET);
+	/* What wakes a client when its connection ends (ep_hub.c). */
+	__atomic_store_n(&ep->kicked, 1, __ATOMIC_RELEASE);
+}
+
+void
+ep_interrupt(struct ep *ep)
+{
+	__atomic_store_n(&ep->kicked, 1, __ATOMIC_RELEASE);
+}
+
+bool
+ep_interrupted(struct ep *ep)
+{
+	return __atomic_exchange_n(&ep->kicked, 0, __ATOMIC_ACQ_REL);
 }
 
 struct ibv_sge
@@ -383,6 +449,7 @@ ep_post_send(struct ep *ep, uint32_t idx, struct ibv_send_wr *pre,
 		return -ep->dead;
 	if (!ep_sq_room(ep, npre + 1))
 		return -EAGAIN;
+	fake_lock();
 	for (i = 0; i < npre; i++)
 		if (pre[i].opcode == IBV_WR_BIND_MW)
 			key_bind(pre[i].bind_mw.rkey);
@@ -390,6 +457,7 @@ ep_post_send(struct ep *ep, uint32_t idx, struct ibv_send_wr *pre,
 	ep->send_nwr[idx] = (uint16_t)(npre + 1);
 	cq_push(ep, &wc);
 	srv_on_call(ep, sge, nsge);
+	fake_unlock();
 	return 0;
 }
 
@@ -406,6 +474,7 @@ ep_post_one(struct ep *ep, struct ibv_send_wr *wr)
 	if (!ep_sq_room(ep, 1))
 		return -EAGAIN;
 	ep->sq_used++;
+	fake_lock();
 	if (wr->opcode == IBV_WR_LOCAL_INV) {
 		if (!key_unbind(wr->invalidate_rkey))
 			violations++;	/* invalidated twice */
@@ -413,6 +482,7 @@ ep_post_one(struct ep *ep, struct ibv_send_wr *wr)
 			local_invs[nlocal_inv++] = wr->invalidate_rkey;
 	}
 	cq_push(ep, &wc);
+	fake_unlock();
 	return 0;
 }
 
@@ -421,12 +491,21 @@ ep_poll(struct ep *ep, struct ibv_wc *wc, int max)
 {
 	int n = 0;
 
+	pthread_mutex_lock(&ep->cq_lock);
 	while (n < max && ep->cq_count) {
 		wc[n++] = ep->cq[ep->cq_head];
 		ep->cq_head = (ep->cq_head + 1) % F_CQ;
-		ep->cq_count--;
+		__atomic_sub_fetch(&ep->cq_count, 1, __ATOMIC_RELEASE);
 	}
+	pthread_mutex_unlock(&ep->cq_lock);
 	return n;
+}
+
+int
+ep_poll_busy(struct ep *ep, struct ibv_wc *wc, int max)
+{
+	fake_busy_polls++;
+	return ep_poll(ep, wc, max);
 }
 
 bool
@@ -457,273 +536,13 @@ ep_now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* ------------------------------------------------------------------ */
-/* The scripted server                                                 */
-/* ------------------------------------------------------------------ */
-
-struct fake_server srv;
-
-static void
-deliver(struct ep *ep, const uint8_t *msg, size_t len, uint32_t inv_rkey)
+int64_t
+ep_now_us(void)
 {
-	struct ibv_wc wc = { .status = IBV_WC_SUCCESS };
-	unsigned int i;
+	struct timespec ts;
 
-	for (i = 0; i < ep->attr.nrecv && !ep->recv_posted[i]; i++)
-		;
-	if (i == ep->attr.nrecv || len > ep->attr.inline_recv) {
-		violations++;		/* receiver not ready: RNR */
-		return;
-	}
-	memcpy(ep_recv_buf(ep, i), msg, len);
-	ep->recv_posted[i] = false;
-	wc.wr_id = EP_WRID(EP_WR_RECV, i);
-	wc.byte_len = (uint32_t)len;
-	if (inv_rkey) {
-		(void)key_unbind(inv_rkey);
-		wc.wc_flags = IBV_WC_WITH_INV;
-		wc.invalidated_rkey = inv_rkey;
-	}
-	cq_push(ep, &wc);
-}
-
-/*
- * An accepted RPC reply to xid into buf, its octets or 0.  With result,
- * an opaque result of that many octets moved to a Write chunk: only its
- * length stays in the reply (RFC 8166 s4.4.6).
- */
-static size_t
-srv_rpc_reply(uint32_t xid, uint32_t result, uint8_t *buf, size_t cap)
-{
-	struct rpc_msg m;
-	XDR x;
-
-	memset(&m, 0, sizeof(m));
-	m.rm_xid = xid;
-	m.rm_direction = REPLY;
-	m.rm_reply.rp_stat = MSG_ACCEPTED;
-	m.acpted_rply.ar_verf = _null_auth;
-	m.acpted_rply.ar_stat = SUCCESS;
-	m.acpted_rply.ar_results.proc = XDRPROC(xdr_void);
-	xdrmem_create(&x, (char *)buf, (u_int)cap, XDR_ENCODE);
-	if (!xdr_replymsg(&x, &m) || (result && !xdr_u_int32_t(&x, &result)))
-		return 0;
-	return XDR_GETPOS(&x);
-}
-
-/* An RDMA_MSG reply to a NULL call: header, then the RPC reply. */
-static void
-srv_reply(struct ep *ep, uint32_t xid, uint32_t inv_rkey)
-{
-	struct rpcrdma_hdr h;
-	uint8_t msg[512];
-	size_t len = 0;
-	ssize_t n;
-
-	memset(&h, 0, sizeof(h));
-	h.xid = xid;
-	h.vers = RPCRDMA1_VERSION;
-	h.credits = srv.credits;
-	h.proc = RDMA_MSG;
-	n = rpcrdma_hdr_encode(msg, sizeof(msg), &h);
-	if (n > 0)
-		len = srv_rpc_reply(xid, 0, msg + n, sizeof(msg) - (size_t)n);
-	if (!len) {
-		violations++;
-		return;
-	}
-	deliver(ep, msg, (size_t)n + len, inv_rkey);
-}
-
-/*
- * "RDMA Write" len octets to a segment the client exposed, which must be
- * reachable and large enough; false (a violation) otherwise.
- */
-static bool
-srv_write(const struct rpcrdma_segment *seg, const void *data, uint32_t len)
-{
-	if (!key_bound(seg->handle) || seg->length < len) {
-		violations++;
-		return false;
-	}
-	memcpy((void *)(uintptr_t)seg->offset, data, len);
-	return true;
-}
-
-/*
- * A reply through the call's chunks (s4.4.6, s4.5.3): srv.write_result
- * octets written into its first Write chunk, and with srv.reply_chunk
- * the RPC reply written into its Reply chunk (RDMA_NOMSG); each segment
- * returned with the octets written, as a responder does.
- */
-static void
-srv_reply_chunks(struct ep *ep, const struct rpcrdma_hdr *call,
-		 uint32_t inv_rkey)
-{
-	static uint8_t result[1 << 16];
-	struct rpcrdma_hdr h;
-	uint8_t msg[512], rpc[256];
-	size_t len;
-	ssize_t n;
-
-	memset(&h, 0, sizeof(h));
-	h.xid = call->xid;
-	h.vers = RPCRDMA1_VERSION;
-	h.credits = srv.credits;
-	h.proc = srv.reply_chunk ? RDMA_NOMSG : RDMA_MSG;
-	len = srv_rpc_reply(call->xid, srv.write_result, rpc, sizeof(rpc));
-	if (srv.write_result) {
-		memset(result, 0xab, sizeof(result));
-		if (!call->nwrites || srv.write_result > sizeof(result) ||
-		    !srv_write(&call->wsegs[0], result, srv.write_result))
-			goto out_violation;
-		h.nwrites = 1;
-		h.writes[0].nsegs = 1;
-		h.nwsegs = 1;
-		h.wsegs[0] = call->wsegs[0];
-		h.wsegs[0].length = srv.write_result;
-	}
-	if (srv.reply_chunk) {
-		if (!call->has_reply || !srv_write(&call->reply[0], rpc, (uint32_t)len))
-			goto out_violation;
-		h.has_reply = true;
-		h.nreply = 1;
-		h.reply[0] = call->reply[0];
-		h.reply[0].length = (uint32_t)len;
-	}
-	n = rpcrdma_hdr_encode(msg, sizeof(msg), &h);
-	if (!len || n < 0 || (size_t)n + len > sizeof(msg))
-		goto out_violation;
-	if (!srv.reply_chunk) {
-		memcpy(msg + n, rpc, len);
-		n += (ssize_t)len;
-	}
-	deliver(ep, msg, (size_t)n, inv_rkey);
-	return;
-out_violation:
-	violations++;
-}
-
-static void
-srv_error(struct ep *ep, uint32_t xid, uint32_t err)
-{
-	uint8_t msg[64];
-	ssize_t n = rpcrdma_encode_error(msg, sizeof(msg), xid, RPCRDMA1_VERSION,
-					 srv.credits, err);
-
-	if (n > 0)
-		deliver(ep, msg, (size_t)n, 0);
-}
-
-/* A backward-direction call (RFC 8166 s7): an RPC CALL in an RDMA_MSG. */
-static void
-srv_backward_call(struct ep *ep, uint32_t xid)
-{
-	struct rpcrdma_hdr h;
-	uint8_t msg[128];
-	uint32_t call[6] = { htonl(xid), 0, htonl(2), htonl(0x40000000),
-			     htonl(1), 0 };
-	ssize_t n;
-
-	memset(&h, 0, sizeof(h));
-	h.xid = xid;
-	h.vers = RPCRDMA1_VERSION;
-	h.credits = 1;
-	h.proc = RDMA_MSG;
-	n = rpcrdma_hdr_encode(msg, sizeof(msg), &h);
-	if (n <= 0 || (size_t)n + sizeof(call) > sizeof(msg)) {
-		violations++;
-		return;
-	}
-	memcpy(msg + n, call, sizeof(call));
-	deliver(ep, msg, (size_t)n + sizeof(call), 0);
-}
-
-void
-srv_answer_held(struct ep *ep)
-{
-	if (!srv.nheld)
-		return;
-	srv_reply(ep, srv.held[0], 0);
-	memmove(srv.held, srv.held + 1, --srv.nheld * sizeof(srv.held[0]));
-}
-
-/* The Reply chunk key of the oldest call held, or 0. */
-static uint32_t
-held_reply_key(void)
-{
-	unsigned int c;
-
-	for (c = 0; c < srv.calls; c++)
-		if (srv.xid[c] == srv.held[0])
-			return srv.reply_key[c];
-	return 0;
-}
-
-static void
-srv_on_call(struct ep *ep, const struct ibv_sge *sge, int nsge)
-{
-	struct rpcrdma_hdr h;
-	unsigned int c = srv.calls;
-	uint32_t inv = 0;
-	uint8_t msg[64];
-
-	if (rpcrdma_hdr_decode((const void *)(uintptr_t)sge[0].addr,
-			       sge[0].length, &h) || c == F_CALLS) {
-		violations++;
-		return;
-	}
-	srv.calls++;
-	srv.xid[c] = h.xid;
-	srv.reply_key[c] = h.has_reply ? h.reply[0].handle : 0;
-	srv.read_key[c] = h.nreads ? h.reads[0].target.handle : 0;
-	/* The Read chunk is pulled now: its memory must be reachable. */
-	if (h.nreads && !key_bound(h.reads[0].target.handle))
-		violations++;
-	switch (srv.mode) {
-	case SRV_REPLY:
-		if (srv.inv == INV_REPLY_CHUNK)
-			inv = srv.reply_key[c];
-		else if (srv.inv == INV_FOREIGN)
-			inv = 0xdead0001;
-		else if (srv.inv == INV_HELD && srv.nheld)
-			inv = held_reply_key();
-		if (srv.reply_chunk || srv.write_result)
-			srv_reply_chunks(ep, &h, inv);
-		else
-			srv_reply(ep, h.xid, inv);
-		if (srv.backward_call)
-			srv_backward_call(ep, ~h.xid);
-		if (srv.late_error && srv.nheld) {
-			srv_error(ep, srv.held[0], RDMA_ERR_BADHEADER);
-			memmove(srv.held, srv.held + 1, --srv.nheld * sizeof(srv.held[0]));
-			srv.late_error = false;
-		}
-		break;
-	case SRV_HOLD:
-		srv.held[srv.nheld++] = h.xid;
-		break;
-	case SRV_MALFORMED:
-		/* The prefix of a reply, with a procedure that does not exist. */
-		memset(msg, 0, sizeof(msg));
-		h.credits = srv.credits;
-		h.proc = 7;
-		(void)rpcrdma_encode_prefix(msg, msg + sizeof(msg), h.xid,
-					    RPCRDMA1_VERSION, h.credits, h.proc);
-		deliver(ep, msg, 28, 0);
-		break;
-	case SRV_ERR_VERS:
-		srv_error(ep, h.xid, RDMA_ERR_VERS);
-		break;
-	case SRV_BAD_ERROR:
-		memset(msg, 0, sizeof(msg));
-		(void)rpcrdma_encode_prefix(msg, msg + sizeof(msg), h.xid,
-					    RPCRDMA1_VERSION, srv.credits,
-					    RDMA_ERROR);
-		msg[19] = 9;	/* rdma_err 9: no such error */
-		deliver(ep, msg, 20, 0);
-		break;
-	}
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
 void

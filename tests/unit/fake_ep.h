@@ -14,7 +14,9 @@
 #include "ep.h"
 
 #define F_KEYS 64
-#define F_CALLS 64
+#define F_CALLS 4096
+/* The procedure the fake answers with its one unsigned argument. */
+#define F_PROC_ECHO 7
 
 enum srv_mode {
 	SRV_REPLY,		/* answer at once */
@@ -49,7 +51,27 @@ struct fake_server {
 	bool reply_chunk;		/* the RPC reply in the Reply chunk */
 	uint32_t write_result;		/* an opaque result of this many octets
 					 * (0xab) in the Write chunk, 0: none */
+	/*
+	 * SRV_REPLY: hold calls until this many are held, then answer them
+	 * all, the newest first (0, 1: at once).  F_PROC_ECHO calls whose
+	 * argument has F_NEVER set are never answered.
+	 */
+	unsigned int batch;
+	uint32_t held_arg[F_CALLS];	/* F_PROC_ECHO: the argument of each held call */
+	unsigned int inflight, max_inflight;	/* calls received, not answered */
+	unsigned int answered;
+	/*
+	 * A server of Version One only: a Version Two call is answered
+	 * ERR_VERS 1..1 (or nothing with drop_v2), never served; with
+	 * batch, once that many are held.
+	 */
+	bool drop_v2;
+	unsigned int v2_calls;
+	uint32_t v2_xid;		/* the last one's XID */
+	uint32_t v2_held[F_CALLS];
+	unsigned int v2_nheld;
 };
+#define F_NEVER 0x80000000u
 
 extern struct fake_server srv;
 
@@ -67,6 +89,9 @@ extern uint64_t fake_mem_available;
 /* The address the client connects to. */
 extern struct sockaddr_in fake_addr;
 
+/* ep_wait() sleeps, ep_poll_busy() calls. */
+extern unsigned int fake_sleeps, fake_busy_polls;
+
 /* fork(): ep_forked() answers fake_forked; ep_abandon() calls counted. */
 extern bool fake_forked;
 extern unsigned int fake_abandoned;
@@ -78,5 +103,11 @@ bool key_bound(uint32_t key);
 bool was_invalidated_locally(uint32_t key);
 /* The server answers the oldest call it held (a late reply). */
 void srv_answer_held(struct ep *ep);
+/* The connection ends now, as the hub would tell its waiters. */
+void fake_kill(struct ep *ep);
+/* A counter of srv read while client threads run. */
+unsigned int fake_read(const unsigned int *v);
+/* The server answers the F_PROC_ECHO calls of a batch it holds now; how many. */
+unsigned int srv_answer_batch_now(struct ep *ep);
 
 #endif

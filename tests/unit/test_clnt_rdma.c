@@ -1,6 +1,6 @@
 /*
  * Unit tests of the RDMA client's slots, memory windows, credits and
- * statistics counters.
+ * statistics counters (threads sharing a CLIENT: test_clnt_threads.c).
  *
  * The client's files (transport/clnt_rdma*.c) are compiled in unchanged
  * and run over the fake endpoint of fake_ep.c, whose scripted server
@@ -18,79 +18,11 @@
 #include <rpc/rpc.h>
 
 #include "check.h"
+#include "clnt_fixture.h"
 #include "clnt_rdma.h"
 #include "clnt_rdma_int.h"
 #include "fake_ep.h"
 #include "xdr_grow.h"
-
-/* ------------------------------------------------------------------ */
-/* The client                                                          */
-/* ------------------------------------------------------------------ */
-
-/* A client whose calls offer a Write chunk of write_chunk octets (0: none). */
-static CLIENT *
-make_client_wc(unsigned int credits, uint32_t send_max, uint64_t write_chunk)
-{
-	struct clnt_rdma_params p = {
-		.inline_send = 4096,
-		.inline_recv = 4096,
-		.credits = credits,
-		.connect_timeout_ms = 1000,
-		.max_reply = 64 << 10,
-		.write_chunk = write_chunk,
-		.remote_inv = true,
-	};
-	struct netbuf nb = {
-		.buf = &fake_addr,
-		.len = sizeof(fake_addr),
-		.maxlen = sizeof(fake_addr),
-	};
-	struct clnt_rdma_info info;
-	enum rdma_fail why;
-	CLIENT *cl;
-	int err;
-
-	fake_reset(send_max);
-	cl = clnt_rdma_create(-1, &nb, (struct sockaddr *)&fake_addr, 0x20000099,
-			      1, 0, 0, &p, &info, &why, &err);
-	CHECK(cl != NULL, "client created over the fake endpoint (send_max %u)",
-	      send_max);
-	return cl;
-}
-
-static CLIENT *
-make_client(unsigned int credits, uint32_t send_max)
-{
-	return make_client_wc(credits, send_max, 0);
-}
-
-static void
-destroy_client(CLIENT *cl)
-{
-	clnt_destroy(cl);
-	CHECK(mws_alive == 0 && pbufs_alive == 0,
-	      "destroyed: no window (%d) or pool buffer (%d) left", mws_alive,
-	      pbufs_alive);
-	CHECK_EQ_U(violations, 0, "the fake saw no violation");
-}
-
-static struct ct_rdma *
-ct_of(CLIENT *cl)
-{
-	return cl->cl_private;
-}
-
-static enum clnt_stat
-null_call(CLIENT *cl, int timeout_ms)
-{
-	struct timeval tv = {
-		.tv_sec = timeout_ms / 1000,
-		.tv_usec = (timeout_ms % 1000) * 1000,
-	};
-
-	return clnt_call(cl, NULLPROC, XDRPROC(xdr_void), NULL,
-			 XDRPROC(xdr_void), NULL, tv);
-}
 
 /* An opaque result, for a call whose result may come in a Write chunk. */
 struct opaque_res {
@@ -102,16 +34,6 @@ static bool_t
 xdr_opaque_res(XDR *xdrs, struct opaque_res *r)
 {
 	return xdr_bytes(xdrs, &r->buf, &r->len, ~0u);
-}
-
-static unsigned int
-slots_in(const struct ct_rdma *ct, enum slot_state state)
-{
-	unsigned int s, n = 0;
-
-	for (s = 0; s < CT_SLOTS; s++)
-		n += ct->ct_slots[s].state == state;
-	return n;
 }
 
 /* ------------------------------------------------------------------ */
@@ -158,7 +80,7 @@ test_credits(void)
 	srv_answer_held(ct->ct_ep);
 	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "after the late reply a call goes out");
 	CHECK_EQ_U(ct->ct_outstanding, 0, "no call in flight");
-	CHECK_EQ_U(slots_in(ct, SLOT_FREE), CT_SLOTS, "every slot free");
+	CHECK_EQ_U(slots_in(ct, SLOT_FREE), ct->ct_nslots, "every slot free");
 	CHECK_EQ_U(recv_reserved, 0, "every receive given back");
 	CHECK_EQ_U(nbound, 0, "nothing reachable");
 	destroy_client(cl);
@@ -196,7 +118,7 @@ test_lost_replies(void)
 	CHECK_EQ_U(srv.reply_key[c], 0, "it offers no Reply chunk");
 	CHECK_EQ_U(nbound, 0, "and exposes nothing");
 	CHECK_EQ_U(recv_reserved, 0, "nor keeps a receive");
-	CHECK_EQ_U(slots_in(ct, SLOT_FREE), CT_SLOTS, "nor a slot");
+	CHECK_EQ_U(slots_in(ct, SLOT_FREE), ct->ct_nslots, "nor a slot");
 	for (i = 0; i < 20; i++)
 		bad += clnt_call(cl, NULLPROC, XDRPROC(xdr_void), NULL, NULL, NULL,
 				 zero) != RPC_SUCCESS;
@@ -344,7 +266,7 @@ test_remote_invalidation(void)
 	CHECK(was_invalidated_locally(srv.read_key[c]) &&
 	      was_invalidated_locally(srv.reply_key[c]), "the Read and the Reply chunk");
 	CHECK_EQ_U(nbound, 0, "nothing reachable");
-	CHECK_EQ_U(slots_in(ct, SLOT_FREE), CT_SLOTS, "every slot free");
+	CHECK_EQ_U(slots_in(ct, SLOT_FREE), ct->ct_nslots, "every slot free");
 	destroy_client(cl);
 }
 
@@ -382,7 +304,7 @@ test_remote_inv_other_slot(void)
 	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "call C, after A's late reply");
 	CHECK(!was_invalidated_locally(srv.reply_key[a]),
 	      "A's window was not invalidated a second time");
-	CHECK_EQ_U(slots_in(ct, SLOT_FREE), CT_SLOTS, "every slot free");
+	CHECK_EQ_U(slots_in(ct, SLOT_FREE), ct->ct_nslots, "every slot free");
 	CHECK_EQ_U(nbound, 0, "nothing reachable");
 	destroy_client(cl);
 }
@@ -426,6 +348,60 @@ test_bad_replies(void)
 	srv.backward_call = false;
 	CHECK_EQ_U(ct_reap(ct), 0, "the backward call taken");
 	CHECK_EQ_U(ct->ct_granted, 4, "the grant is the reply's, not the backward call's");
+	destroy_client(cl);
+}
+
+/*
+ * draft-cel-nfsv4-rpcrdma-version-two-01 s5.2 against a server of Version
+ * One only: the first call goes in Version Two, its ERR_VERS makes the
+ * client send the same call (same XID) in Version One, once; with auto
+ * the server is remembered, with 2 every connection asks; a lost first
+ * call counts as Version One too.
+ */
+static void
+test_version_negotiation(void)
+{
+	CLIENT *cl;
+	uint32_t first;
+
+	rpcrdma_peers_forget();
+	cl = make_client_v(4, 4096, 0, RPCRDMA_WANT_AUTO);
+	srv.credits = 4;
+	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS,
+		   "auto, a Version One server: the call succeeds");
+	CHECK_EQ_U(srv.v2_calls, 1, "its Version Two form was refused once");
+	CHECK_EQ_U(srv.calls, 1, "and it was served once, in Version One");
+	CHECK_EQ_U(srv.xid[0], srv.v2_xid, "with the XID of the refused one");
+	CHECK_EQ_U(ct_of(cl)->ct_vstate, CT_V1, "the connection is in Version One");
+	first = srv.xid[0];
+	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "the next call");
+	CHECK_EQ_U(srv.v2_calls, 1, "... goes in Version One at once");
+	/* As clnt_vc: the stored word, in network order, goes down by one. */
+	CHECK_EQ_U(srv.xid[1], ntohl(htonl(first) - 1),
+		   "... with the next XID of the sequence");
+	destroy_client(cl);
+
+	cl = make_client_v(4, 4096, 0, RPCRDMA_WANT_AUTO);
+	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "auto, a new connection");
+	CHECK_EQ_U(srv.v2_calls, 0, "... to the server remembered starts in Version One");
+	destroy_client(cl);
+
+	cl = make_client_v(4, 4096, 0, RPCRDMA_WANT_V2);
+	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "2: the call succeeds");
+	CHECK_EQ_U(srv.v2_calls, 1, "... after asking again");
+	destroy_client(cl);
+
+	rpcrdma_peers_forget();
+	cl = make_client_v(4, 4096, 0, RPCRDMA_WANT_AUTO);
+	srv.drop_v2 = true;
+	CHECK_EQ_U(null_call(cl, 300), RPC_TIMEDOUT,
+		   "a server that drops Version Two: the first call is lost");
+	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "the next goes in Version One");
+	CHECK_EQ_U(srv.v2_calls, 1, "only the first was Version Two");
+	destroy_client(cl);
+	cl = make_client_v(4, 4096, 0, RPCRDMA_WANT_AUTO);
+	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "auto, then a new connection");
+	CHECK_EQ_U(srv.v2_calls, 0, "... starts in Version One (s5.2)");
 	destroy_client(cl);
 }
 
@@ -593,7 +569,8 @@ test_parents_client(void)
 {
 	CLIENT *cl = make_client(8, 4096);
 	struct ct_rdma *ct = ct_of(cl);
-	struct ct_slot slots[CT_SLOTS];
+	struct ct_slot slots[CT_SLOTS_MAX];
+	unsigned int nslots;
 	struct rpc_err err;
 	unsigned int calls, s, w;
 	int fd = -2;
@@ -609,12 +586,13 @@ test_parents_client(void)
 	CHECK(clnt_control(cl, CLGET_FD, (char *)&fd) && fd == -1,
 	      "clnt_control answers without the lock");
 	memcpy(slots, ct->ct_slots, sizeof(slots));
+	nslots = ct->ct_nslots;
 	ct->ct_stats = NULL;
 	clnt_destroy(cl);
 	CHECK_EQ_U(fake_abandoned, 1, "the endpoint was let go of");
 	CHECK(mws_alive > 0, "the parent's windows were not deallocated");
 	/* Give back what the parent would, for the next test's counts. */
-	for (s = 0; s < CT_SLOTS; s++) {
+	for (s = 0; s < nslots; s++) {
 		for (w = 0; w < CT_NWIN; w++)
 			if (slots[s].win[w].mw)
 				ibv_dealloc_mw(slots[s].win[w].mw);
@@ -629,7 +607,7 @@ test_parents_client(void)
 struct caller {
 	CLIENT *cl;
 	enum clnt_stat st;
-	volatile bool returned;
+	bool returned;		/* atomic */
 };
 
 static void *
@@ -638,7 +616,7 @@ caller_run(void *arg)
 	struct caller *c = arg;
 
 	c->st = null_call(c->cl, 300);
-	c->returned = true;
+	__atomic_store_n(&c->returned, true, __ATOMIC_RELEASE);
 	return NULL;
 }
 
@@ -657,7 +635,7 @@ test_destroy_waits(void)
 	srv.mode = SRV_HOLD;
 	t0 = ep_now_ms();
 	CHECK(pthread_create(&t, NULL, caller_run, &c) == 0, "a caller thread");
-	while (srv.calls == 0)
+	while (fake_read(&srv.calls) == 0)
 		(void)poll(NULL, 0, 1);
 	clnt_destroy(c.cl);
 	/*
@@ -683,6 +661,7 @@ main(void)
 	test_remote_inv_other_slot();
 	test_remote_invalidation();
 	test_bad_replies();
+	test_version_negotiation();
 	test_reply_header_kept();
 	test_chunk_counters();
 	test_parents_client();

@@ -34,6 +34,8 @@ test_defaults(void)
 	CHECK_EQ_U(c.max_call, 4u << 20, "default max_call = 4M");
 	CHECK_EQ_U(c.max_pinned, 0, "default max_pinned = 0 (from ulimit -l)");
 	CHECK(c.remote_invalidate, "default remote_invalidate = yes");
+	CHECK_EQ_U(c.rpcrdma_version, SHIM_RPCRDMA_AUTO,
+		   "default rpcrdma_version = auto");
 	CHECK_EQ_U(c.log_level, SHIM_LOG_INFO, "default log_level = info");
 	CHECK_EQ_U(c.log_dest, SHIM_LOG_TO_STDERR, "default log = stderr");
 	CHECK(!c.bad && c.n_errors == 0 && c.nrules == 0 && c.nport_maps == 0 &&
@@ -59,7 +61,7 @@ test_names(const char *man_path)
 		nkeys++;
 	while (env[nenv])
 		nenv++;
-	CHECK_EQ_U(nkeys, 18, "18 keys");
+	CHECK_EQ_U(nkeys, 20, "20 keys");
 	CHECK_EQ_U(nenv, nkeys + 1, "one variable per key plus the file");
 	CHECK_STR(env[0], "RPCRDMA_SHIM_CONFIG",
 		  "RPCRDMA_SHIM_CONFIG comes first");
@@ -230,7 +232,16 @@ static const struct ok_case ok_cases[] = {
 	{ "max_pinned = 1024G", FLD(max_pinned), 1ull << 40 },
 	{ "remote_invalidate = no", FLD(remote_invalidate), 0 },
 	{ "remote_invalidate = on", FLD(remote_invalidate), 1 },
+	{ "poll_us = 0", FLD(poll_us), 0 },
+	{ "poll_us = 250", FLD(poll_us), 250 },
+	{ "poll_us = 250us", FLD(poll_us), 250 },
+	{ "poll_us = 2ms", FLD(poll_us), 2000 },
+	{ "poll_us = 100000", FLD(poll_us), 100000 },
 	{ "no_placement = none", FLD(n_no_placement), 0 },
+	{ "rpcrdma_version = 1", FLD(rpcrdma_version), SHIM_RPCRDMA_V1 },
+	{ "rpcrdma_version = 2", FLD(rpcrdma_version), SHIM_RPCRDMA_V2 },
+	{ "rpcrdma_version = auto", FLD(rpcrdma_version), SHIM_RPCRDMA_AUTO },
+	{ "rpcrdma_version = AUTO", FLD(rpcrdma_version), SHIM_RPCRDMA_AUTO },
 	{ "no_placement = nfs", FLD(n_no_placement), 1 },
 	{ "no_placement = 100003, 0x20000099,7", FLD(n_no_placement), 3 },
 	{ "log_level = error", FLD(log_level), SHIM_LOG_ERROR },
@@ -361,6 +372,12 @@ static const struct bad_case bad_cases[] = {
 	  "suffix K, M, G, KiB, MiB or GiB)", FLD(max_call) },
 	{ "remote_invalidate = sometimes", "1: remote_invalidate = sometimes: "
 	  BOOL_ALLOWED, FLD(remote_invalidate) },
+	{ "rpcrdma_version = 3", "1: rpcrdma_version = 3: must be 1, 2 or auto",
+	  FLD(rpcrdma_version) },
+	{ "rpcrdma_version = v2", "1: rpcrdma_version = v2: must be 1, 2 or "
+	  "auto", FLD(rpcrdma_version) },
+	{ "rpcrdma_version = 0", "1: rpcrdma_version = 0: must be 1, 2 or auto",
+	  FLD(rpcrdma_version) },
 	{ "log_level = verbose", "1: log_level = verbose: must be error, warn, "
 	  "info or debug", FLD(log_level) },
 	{ "log_level = warning", "1: log_level = warning: must be error, warn, "
@@ -423,12 +440,17 @@ static const struct bad_case bad_cases[] = {
 	{ "= 5", "1: = 5: missing the key before '='", FLD(nrules) },
 	{ "credit = 5", "1: credit = 5: unknown key (known: enable, mode, "
 	  "inline_send, inline_recv, credits, connect_timeout, negative_cache, upgrade, "
-	  "max_reply, max_call, write_chunk, max_pinned, remote_invalidate, no_placement, "
-	  "log_level, log, rule, port_map)", FLD(credits) },
+	  "max_reply, max_call, write_chunk, max_pinned, remote_invalidate, poll_us, "
+	  "no_placement, rpcrdma_version, log_level, log, rule, port_map)",
+	  FLD(credits) },
 	{ "max_pinned = 1025G", "1: max_pinned = 1025G: must be 0 (from ulimit "
 	  "-l) or a size up to 1099511627776 (1024G) bytes", FLD(max_pinned) },
 	{ "write_chunk = 2G", "1: write_chunk = 2G: must be from 0 (none) to "
 	  "1073741824 (1G) bytes", FLD(write_chunk) },
+	{ "poll_us = 1s", "1: poll_us = 1s: must be from 0 to 100000 "
+	  "microseconds (optional suffix us or ms)", FLD(poll_us) },
+	{ "poll_us = 100001", "1: poll_us = 100001: must be from 0 to 100000 "
+	  "microseconds", FLD(poll_us) },
 };
 
 static void

@@ -1,0 +1,85 @@
+#!/usr/bin/env bats
+#
+# Small calls at low latency, inside the soft-RoCE VM: threads sharing one
+# CLIENT with their calls in flight together, each reply to its caller;
+# waits that poll before they sleep (poll_us), on the client and on the
+# server, which must neither starve the server's other clients nor cost
+# an idle program any CPU.  The figures themselves are tools/rpcrdma-bench's:
+# nothing here depends on how fast the emulator is.
+
+load ../helpers
+
+setup() {
+	require_build
+	require_rdma_device
+	require_env RXE_ADDR
+	ADDR=$RXE_ADDR
+	PORT=$(free_port)
+	export RPCRDMA_SHIM_NEGATIVE_CACHE=0
+}
+
+# cpu_ticks PID: utime + stime of the process, in clock ticks.
+cpu_ticks() {
+	awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"
+}
+
+@test "8 threads on one CLIENT: calls in flight together over RDMA, every reply to its caller" {
+	start_server --shim -m tli -a "$ADDR" -p "$PORT"
+
+	# -T: each thread checks its ECHO replies against its own pattern.
+	client --rdma -m tli -h "$ADDR" -p "$PORT" -o null,echo -s 0,1K,3000 -c 40 -T 8
+	assert_success
+	assert_line "threads 8: every reply to its caller"
+	assert_line "ok $((8 * 40 * (1 + 3))) calls"
+	refute_output --partial mismatch
+	assert_shim_line client "$ADDR" "$PORT" 'RDMA, inline 4096/4096, '
+
+	# Replies in Reply chunks, calls in Read chunks: memory per call.
+	client --rdma -m tli -h "$ADDR" -p "$PORT" -o echo -s 64K -c 10 -T 8
+	assert_success
+	assert_line "threads 8: every reply to its caller"
+	assert_line "ok $((8 * 10)) calls"
+
+	# Without polling, on both ends of a server of its own, the same.
+	local port2
+	port2=$(free_port)
+	start_server --shim --env RPCRDMA_SHIM_POLL_US=0 -m tli -a "$ADDR" -p "$port2"
+	client --rdma --env RPCRDMA_SHIM_POLL_US=0 -m tli -h "$ADDR" -p "$port2" \
+		-o null,echo -s 1K -c 40 -T 8
+	assert_success
+	assert_line "ok $((8 * 40 * 2)) calls"
+}
+
+@test "a server polling its busy connection still serves TCP clients and other RDMA clients" {
+	# The longest poll there is: starving anyone would show as timeouts.
+	start_server --shim --env RPCRDMA_SHIM_POLL_US=100000 -m tli -a "$ADDR" -p "$PORT"
+	start_client_bg --rdma --env RPCRDMA_SHIM_POLL_US=100000 -m tli -h "$ADDR" -p "$PORT" \
+		-o null -c 1000000000 -q
+	local busy=$CLIENT_PID
+
+	client -m tli -h "$ADDR" -p "$PORT" -t 20 -o null,echo,whoami -s 100,64K -c 5
+	assert_client_ran null,echo,whoami 100,64K 5
+	assert_netid tcp "$ADDR"
+	client --rdma -m tli -h "$ADDR" -p "$PORT" -t 20 -o null,echo,whoami -s 100,64K -c 5
+	assert_client_ran null,echo,whoami 100,64K 5
+	assert_netid rdma "$ADDR"
+	_alive "$busy" || fail "the busy RDMA client ended: $(cat "$CLIENT_LOG")"
+}
+
+@test "polling costs an idle client and an idle server no CPU" {
+	start_server --shim --env RPCRDMA_SHIM_POLL_US=100000 -m tli -a "$ADDR" -p "$PORT"
+	start_client_bg --rdma --env RPCRDMA_SHIM_POLL_US=100000 -m tli -h "$ADDR" -p "$PORT" \
+		-o null,echo -s 1K -c 50 -H
+	wait_log "$CLIENT_LOG" "^holding after 100 calls" 120
+	# The server's last poll ends 100 ms after the last call.
+	sleep 1
+	local c0 s0 c1 s1
+	c0=$(cpu_ticks "$CLIENT_PID")
+	s0=$(cpu_ticks "$SERVER_PID")
+	sleep 3
+	c1=$(cpu_ticks "$CLIENT_PID")
+	s1=$(cpu_ticks "$SERVER_PID")
+	# Asleep: no tick at all, give or take one at a boundary.
+	((c1 - c0 <= 1)) || fail "the idle client used $((c1 - c0)) ticks in 3 s"
+	((s1 - s0 <= 1)) || fail "the idle server used $((s1 - s0)) ticks in 3 s"
+}
