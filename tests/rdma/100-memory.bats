@@ -6,7 +6,8 @@
 # shim's budget (max_pinned) is 6 MiB in each process.
 #
 #   - a thousand CLIENTs in one process, all over RDMA, each calling NULL
-#     and a 1 MiB ECHO, against one server that holds them all;
+#     and a 64 KiB ECHO (a Read chunk and a Reply chunk), against one
+#     server that holds them all, then a 1 MiB ECHO on a new one;
 #   - a server whose budget is spent refuses new connections at the CM:
 #     their clients use TCP at once, the calls on the others go on;
 #   - a hostile client's Read chunk claiming 1 GiB, again and again, moves
@@ -55,16 +56,16 @@ pinned() {
 	"$RPCRDMA_TEST_STAT" -j -p "$1" | jq -r ".processes[0].pinned.$2"
 }
 
-@test "1000 CLIENTs in one process, each NULL and 1 MiB ECHO, all over RDMA, within ulimit -l 8192 and ulimit -n 1024" {
+@test "1000 CLIENTs in one process, each NULL and 64 KiB ECHO, all over RDMA, within ulimit -l 8192 and ulimit -n 1024" {
 	local n=1000 fds cfds
 	start_server --shim -m tli -a "$ADDR" -p "$PORT"
 	# require-rdma: a CLIENT that could not use RDMA would fail its create.
-	start_client_bg --rdma -m tli -h "$ADDR" -p "$PORT" -o null,echo -s 1M -N "$n" -H -t 300
+	start_client_bg --rdma -m tli -h "$ADDR" -p "$PORT" -o null,echo -s 64K -N "$n" -H -t 300
 	wait_log "$CLIENT_LOG" "^made $n handles" "$WAIT"
 	wait_log "$CLIENT_LOG" "^holding after $((2 * n)) calls$" "$WAIT"
 	refute_log "$CLIENT_LOG" 'RPC:|mismatch|warning'
-	[[ $(count_log "$CLIENT_LOG" '^echo 1048576 ok$') == "$n" ]] ||
-		fail "not $n verified ECHOs: $(count_log "$CLIENT_LOG" '^echo 1048576 ok$')"
+	[[ $(count_log "$CLIENT_LOG" '^echo 65536 ok$') == "$n" ]] ||
+		fail "not $n verified ECHOs: $(count_log "$CLIENT_LOG" '^echo 65536 ok$')"
 
 	# Every CLIENT on its own RC queue pair, and each of them accepted.
 	assert_equal "$(rdma_qps rpctest-client "$CLIENT_PID")" "$n"
