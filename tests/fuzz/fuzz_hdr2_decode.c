@@ -5,7 +5,10 @@
  * the documented contract: the peek and the prefix fields agree with the
  * input, the two decoders never both accept, an accepted header holds
  * only values its XDR allows, lies inside the input, and re-encodes to
- * exactly the octets it was decoded from.
+ * exactly the octets it was decoded from.  The receive check both ends
+ * run (rpcrdma2_recv_check) is held to its verdicts: only a well-formed
+ * message of the receiver's direction is taken, and one taken re-encodes
+ * through the Version One view the transport uses to the same octets.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -14,6 +17,7 @@
 
 #include "fuzz.h"
 #include "rpcrdma2_xdr.h"
+#include "rpcrdma_neg.h"
 
 static void
 check_values(const struct rpcrdma2_hdr *h, const uint8_t *data, size_t size)
@@ -44,6 +48,52 @@ check_values(const struct rpcrdma2_hdr *h, const uint8_t *data, size_t size)
 		    h->optlen > RPCRDMA2_MAX_OPTINFO ||
 		    h->optinfo < data + RPCRDMA2_OPTIONAL_HDR_MIN ||
 		    h->optinfo + h->optlen > data + size)
+			abort();
+		break;
+	default:
+		abort();
+	}
+}
+
+/* rpcrdma2_recv_check() as a responder or a requester, against rc. */
+static void
+check_verdict(const uint8_t *data, size_t size, int rc, bool responder)
+{
+	static struct rpcrdma2_hdr h;
+	static struct rpcrdma_hdr v1;
+	static uint8_t out[8192];
+	uint32_t ours = responder ? RDMA2_DIR_CALL : RDMA2_DIR_REPLY;
+	enum rpcrdma2_verdict v = rpcrdma2_recv_check(data, size, responder, &h);
+	ssize_t n;
+
+	switch (v) {
+	case RV2_TAKE:
+		if (rc != 0 || h.proc == RDMA2_OPTIONAL ||
+		    (h.proc != RDMA2_ERROR && h.direction != ours))
+			abort();
+		if (h.proc == RDMA2_ERROR)
+			break;
+		/* The transport's view, encoded again: the same header. */
+		rpcrdma2_to_v1(&h, &v1);
+		n = rpcrdma2_encode_v1view(out, sizeof(out), &v1, h.direction);
+		if (n != (ssize_t)h.hdrlen || memcmp(out, data, (size_t)n))
+			abort();
+		break;
+	case RV2_INVALID_OPTION:
+		if (rc != 0 || h.proc != RDMA2_OPTIONAL ||
+		    h.direction != ours)
+			abort();
+		break;
+	case RV2_WRONG_DIR:
+		if (rc != 0 || h.proc == RDMA2_ERROR)
+			abort();
+		break;
+	case RV2_MALFORMED:
+		if (rc != -EBADMSG && rc != 0)
+			abort();
+		break;
+	case RV2_DROP:
+		if (rc == 0)
 			abort();
 		break;
 	default:
@@ -85,6 +135,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (rc1 != -EPROTONOSUPPORT)
 		abort();
+	check_verdict(data, size, rc, true);
+	check_verdict(data, size, rc, false);
 	if (rc == -EBADMSG)
 		return 0;
 	if (rc != 0 || hdr.hdrlen > size || hdr.hdrlen % 4)
