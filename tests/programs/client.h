@@ -101,6 +101,9 @@ double call_begin(void);
 double call_end(double t0);
 void stats_add(unsigned int oi, unsigned int si, double seconds,
 	       unsigned long long bytes);
+/* Monotonic time and the process's CPU time (every thread), in seconds. */
+double now(void);
+double cpu_now(void);
 void bench_mark_create(void);
 void stats_add_locked(unsigned int oi, unsigned int si, double seconds,
 		      unsigned long long bytes);

@@ -32,7 +32,7 @@ static double create_t0, first_reply = -1;
 
 /* --- timing --------------------------------------------------------------- */
 
-static double
+double
 now(void)
 {
 	struct timespec ts;
@@ -41,8 +41,7 @@ now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* Process CPU time (user and system, every thread), in seconds. */
-static double
+double
 cpu_now(void)
 {
 	struct timespec ts;

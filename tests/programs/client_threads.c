@@ -36,24 +36,6 @@ struct worker {
 
 static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static double
-now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static double
-cpu_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* A failed call: its error on this thread (clnt_geterr answers per thread). */
 static int
 call_failed(struct worker *w, const char *what, size_t size)
