@@ -65,13 +65,15 @@ teardown() {
 # wrap_server [rpcrdma-run options]: from now on, start_server runs
 # rpctest-server through rpcrdma-run with these options (the process id
 # stays the server's: the wrapper execs it).  wrap_client does the same
-# for client and start_client_bg.
+# for client and start_client_bg, with upgrade = wait first, as the
+# helpers' preloaded clients (an -e upgrade=... given replaces it).
 wrap_server() {
 	RPCTEST_SERVER=$(_wrapper server "$RPCTEST_BIN_DIR/rpctest-server" "$@")
 }
 
 wrap_client() {
-	RPCTEST_CLIENT=$(_wrapper client "$RPCTEST_BIN_DIR/rpctest-client" "$@")
+	RPCTEST_CLIENT=$(_wrapper client "$RPCTEST_BIN_DIR/rpctest-client" \
+		-e upgrade=wait "$@")
 }
 
 _wrapper() {
