@@ -270,11 +270,22 @@ ct_prepare(CLIENT *cl, struct ct_rdma *ct, unsigned int s, rpcproc_t proc,
 		*what = "a call's arguments";
 		ret = ct_slot_callbuf(ct, slot);
 		if (!ret) {
-			/* Same XID sequence as clnt_vc: decrement the stored word. */
+			uint32_t word = ct->ct_u.ct_mcalli;
+
+			/*
+			 * Same XID sequence as clnt_vc: decrement the stored
+			 * word, which the encoded header starts with.  A call
+			 * made again keeps its XID, whatever other threads
+			 * have made the word since: it is put back for the
+			 * encoding only (under ct_lock, before any
+			 * credential signs the header).
+			 */
 			if (!*xid)
-				*xid = ntohl(--ct->ct_u.ct_mcalli);
+				*xid = ntohl(word = --ct->ct_u.ct_mcalli);
+			ct->ct_u.ct_mcalli = htonl(*xid);
 			ret = ct_encode_call(cl, ct, slot, proc, xdr_args,
 					     args_ptr, len);
+			ct->ct_u.ct_mcalli = word;
 		}
 		if (!ret) {
 			*what = "a call's Reply chunk";

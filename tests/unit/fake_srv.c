@@ -337,6 +337,14 @@ srv_on_call(struct ep *ep, const struct ibv_sge *sge, int nsge)
 	if (h.nreads && !key_bound(h.reads[0].target.handle))
 		violations++;
 	proc = call_proc(sge, nsge, &arg);
+	/* RFC 8166 s4.2.1: the call inline carries the header's XID. */
+	if (nsge >= 2 && sge[1].length >= 4) {
+		uint32_t rxid;
+
+		memcpy(&rxid, (const void *)(uintptr_t)sge[1].addr, sizeof(rxid));
+		if (rxid != htonl(h.xid))
+			violations++;
+	}
 	if (proc == F_PROC_ECHO && srv.mode == SRV_REPLY) {
 		if (arg & F_NEVER)
 			return;
