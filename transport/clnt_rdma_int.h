@@ -116,6 +116,7 @@ struct ct_slot {
 	uint32_t rvers;		/* its RPC-over-RDMA version (clnt_rdma_v2.c) */
 	bool resend;		/* refused for its version: again, same XID */
 	bool wait_reply;	/* the call offers chunks for its reply */
+	bool void_reply;	/* its results are xdr_void: the reply is a header */
 	bool recv_held;		/* a receive is reserved for its reply */
 	uint64_t orphaned;	/* order in which slots became orphans */
 	bool replied;		/* its reply came, into rep */

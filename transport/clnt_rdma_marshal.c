@@ -170,6 +170,18 @@ ct_plan_call(struct ct_rdma *ct, struct ct_slot *slot, size_t len)
 		p->ulb.item = ULB_ITEM_FIRST_OPAQUE;
 		p->ulb.placement = true;
 	}
+	/*
+	 * Results decoded by xdr_void (the NULL procedure, pings): the reply
+	 * is an RPC header alone, verifier and RPCSEC_GSS wrapping included,
+	 * which fits any inline threshold of s3.3.2 (1024 octets at least):
+	 * no Reply chunk to bind and fence (s5.3.3).
+	 */
+	if (slot->void_reply) {
+		p->ulb.known = true;
+		p->ulb.item = ULB_ITEM_NONE;
+		p->ulb.item_max = 0;
+		p->ulb.max_reply = ULB_REPLY_HDR_MAX;
+	}
 	ulb_chunks(&p->ulb, &l, &ch);
 	/* A call whose reply is not waited for offers nothing for it. */
 	p->reply_len = slot->wait_reply ? ch.reply_len : 0;

@@ -83,6 +83,19 @@ ct_of(CLIENT *cl)
 	return cl->cl_private;
 }
 
+/*
+ * Results that decode nothing, through a function the client cannot see
+ * into: it offers a Reply chunk, as for any reply of unknown size
+ * (xdr_void results offer none, test_clnt_rdma.c test_void_results).
+ */
+static inline bool_t
+xdr_unknown_res(XDR *xdrs, void *res)
+{
+	(void)xdrs;
+	(void)res;
+	return TRUE;
+}
+
 static inline enum clnt_stat
 null_call(CLIENT *cl, int timeout_ms)
 {
@@ -92,7 +105,7 @@ null_call(CLIENT *cl, int timeout_ms)
 	};
 
 	return clnt_call(cl, NULLPROC, XDRPROC(xdr_void), NULL,
-			 XDRPROC(xdr_void), NULL, tv);
+			 XDRPROC(xdr_unknown_res), NULL, tv);
 }
 
 static inline unsigned int

@@ -87,6 +87,37 @@ test_credits(void)
 }
 
 /*
+ * Results decoded by xdr_void (NULL, pings): the reply is an RPC header
+ * alone, inline at any threshold, so the call offers no Reply chunk and
+ * binds no window for one (RFC 8166 s5.3.3).  The same call with results
+ * the client cannot see into offers one.
+ */
+static void
+test_void_results(void)
+{
+	CLIENT *cl = make_client(4, 1024);
+	struct timeval tv = { .tv_sec = 5 };
+	unsigned int c, inv;
+
+	srv.credits = 4;
+	c = srv.calls;
+	inv = nlocal_inv;
+	CHECK_EQ_U(clnt_call(cl, NULLPROC, XDRPROC(xdr_void), NULL,
+			     XDRPROC(xdr_void), NULL, tv),
+		   RPC_SUCCESS, "a NULL call, xdr_void results, 1 KiB inline");
+	CHECK_EQ_U(srv.calls, c + 1, "it was sent once");
+	CHECK_EQ_U(srv.reply_key[c], 0, "it offered no Reply chunk");
+	CHECK_EQ_U(nlocal_inv, inv, "no window to invalidate after it");
+
+	c = srv.calls;
+	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "the same call, results of unknown size");
+	CHECK(srv.reply_key[c] != 0, "it offered a Reply chunk");
+	CHECK_EQ_U(nbound, 0, "nothing reachable after either");
+	CHECK_EQ_U(violations, 0, "the fake saw no violation");
+	destroy_client(cl);
+}
+
+/*
  * Calls that never get a reply must not wedge a CLIENT: a fresh one (one
  * credit until a reply says more) whose first call is dropped, and
  * batched calls (no results, zero timeout), which offer no chunk for a
@@ -655,6 +686,7 @@ main(void)
 {
 	test_memory();
 	test_credits();
+	test_void_results();
 	test_lost_replies();
 	test_orphans();
 	test_orphans_renew();
