@@ -123,7 +123,7 @@ const struct shim_config_key shim_config_keys[] = {
 	 */
 	{ .name = "max_reply", .type = SHIM_KEY_NUMBER, FIELD(max_reply),
 	  .def = 1ull << 20, MESSAGE_SIZE,
-	  .doc = "the Reply chunk every call offers: the largest reply accepted" },
+	  .doc = "the Reply chunk a call offers when its reply may not fit inline: the largest reply accepted" },
 	{ .name = "max_call", .type = SHIM_KEY_NUMBER, FIELD(max_call),
 	  .def = 4ull << 20, MESSAGE_SIZE,
 	  .doc = "the largest call a server accepts" },

@@ -5,7 +5,10 @@
 # late, or invalidates the wrong call's key (RFC 8797 s4.1); the shim's own
 # server is made slow by stopping it.  The client is the unmodified rpcgen
 # client under the shim, as nobody, required to use RDMA; each run makes
-# its calls on one CLIENT and keeps going after an error (-k).
+# its calls on one CLIENT and keeps going after an error (-k).  Against
+# the peer the calls are SINKs of no data: results the client cannot see
+# into, so each offers a Reply chunk (a NULL call, xdr_void results,
+# offers none).
 
 load ../helpers
 load peer
@@ -17,20 +20,20 @@ setup() {
 	require_env RXE_ADDR
 }
 
-# run_four_nulls: four NULL calls, two seconds each at most, on one CLIENT.
-run_four_nulls() {
-	client --rdma -m tli -h "$RXE_ADDR" -p "$PEER_PORT" -t 2 -k -o null -c 4
+# run_four_calls: four SINK calls, two seconds each at most, on one CLIENT.
+run_four_calls() {
+	client --rdma -m tli -h "$RXE_ADDR" -p "$PEER_PORT" -t 2 -k -o sink -s 0 -c 4
 }
 
 # assert_first_call_lost: the first call timed out, the three after it were
 # answered.
 assert_first_call_lost() {
 	assert_failure 1
-	assert_line --partial "null: RPC: Timed out"
+	assert_line --partial "sink 0: RPC: Timed out"
 	assert_line "failed 1 of 4 calls"
 	local n=0 line
 	for line in "${lines[@]}"; do
-		[[ $line != "null ok" ]] || n=$((n + 1))
+		[[ $line != "sink 0 ok" ]] || n=$((n + 1))
 	done
 	((n == 3)) || fail "$n calls answered after the lost one, not 3"
 }
@@ -40,7 +43,7 @@ assert_first_call_lost() {
 	# grants one.  The call left without a reply gives its credit back
 	# with its timeout, as the requests in flight are what s4.3.1 counts.
 	start_peer -a "$RXE_ADDR" -p 0 --credits 1 drop-first
-	run_four_nulls
+	run_four_calls
 	assert_first_call_lost
 	wait_peer
 	assert_peer_ok
@@ -53,7 +56,7 @@ assert_first_call_lost() {
 	# Reply chunk is offered: an RDMA Write into the timed-out call's
 	# memory, which must still be exposed, then an RDMA_NOMSG Send.
 	start_peer -a "$RXE_ADDR" -p 0 --credits 1 late-first
-	run_four_nulls
+	run_four_calls
 	assert_first_call_lost
 	wait_peer
 	assert_peer_ok
@@ -69,7 +72,7 @@ assert_first_call_lost() {
 	# client that then invalidated that window itself would invalidate it
 	# twice, which breaks the connection (and panics rxe 6.1).
 	start_peer -a "$RXE_ADDR" -p 0 --credits 1 inv-first
-	run_four_nulls
+	run_four_calls
 	assert_first_call_lost
 	wait_peer
 	assert_peer_ok
@@ -95,11 +98,11 @@ count_lines() {
 	# chunks of 64 KiB, so that memory (ulimit -l) is not what runs out.
 	start_peer -a "$RXE_ADDR" -p 0 --credits 1 --held 5 --timeout 50 late-many
 	client --rdma --env RPCRDMA_SHIM_MAX_REPLY=64K -m tli -h "$RXE_ADDR" -p "$PEER_PORT" \
-		-t 2 -k -o null -c 8
+		-t 2 -k -o sink -s 0 -c 8
 	assert_failure 1
 	assert_line "failed 5 of 8 calls"
-	assert_equal "$(count_lines "null: RPC: Timed out")" 5
-	assert_equal "$(count_lines "null ok")" 3
+	assert_equal "$(count_lines "sink 0: RPC: Timed out")" 5
+	assert_equal "$(count_lines "sink 0 ok")" 3
 	wait_peer
 	assert_peer_ok
 	assert_equal "$(grep -cE '^reply conn=1 xid=0x[0-9a-f]{8} proc=RDMA_NOMSG .* rpc=SUCCESS late=1$' <<<"$output")" 5
@@ -116,10 +119,10 @@ count_lines() {
 	# lost with it, as over TCP they would be dropped by XID.
 	start_peer -a "$RXE_ADDR" -p 0 --credits 1 --held 10 --connections 2 --timeout 55 late-many
 	client --rdma --env RPCRDMA_SHIM_MAX_REPLY=64K -m tli -h "$RXE_ADDR" -p "$PEER_PORT" \
-		-t 2 -k -o null -c 13
+		-t 2 -k -o sink -s 0 -c 13
 	assert_failure 1
 	assert_line "failed 10 of 13 calls"
-	assert_equal "$(count_lines "null ok")" 3
+	assert_equal "$(count_lines "sink 0 ok")" 3
 	wait_peer
 	assert_peer_ok
 	assert_equal "$(grep -c '^reply_lost conn=1 ' <<<"$output")" 8
@@ -135,7 +138,7 @@ count_lines() {
 	# ulimit -l leaves: the fifth goes on a new connection, which gives
 	# their memory back, rather than fail for want of it.
 	start_peer -a "$RXE_ADDR" -p 0 --credits 1 --held 4 --connections 2 --timeout 50 late-many
-	client --rdma -m tli -h "$RXE_ADDR" -p "$PEER_PORT" -t 2 -k -o null -c 7
+	client --rdma -m tli -h "$RXE_ADDR" -p "$PEER_PORT" -t 2 -k -o sink -s 0 -c 7
 	assert_failure 1
 	assert_line "failed 4 of 7 calls"
 	assert_line --partial "client: timed-out calls hold the memory a call needs, connecting again"
