@@ -1,8 +1,8 @@
 /*
- * The core module's entry (module.h): the two transport constructors for
- * the preloaded library, and the RDMA module, loaded by the first RDMA
- * attempt.  A process whose transports all stay on TCP (rules, negative
- * cache, tcp-only) never loads libibverbs or librdmacm.
+ * The RDMA module (module.h), loaded by the first RDMA attempt, and what
+ * it is given of ours: the log and the statistics.  A process whose
+ * transports all stay on TCP (rules, negative cache, tcp-only) never
+ * loads libibverbs or librdmacm.
  */
 #include <dlfcn.h>
 #include <limits.h>
@@ -15,17 +15,8 @@
 #include "shim.h"
 #include "transport/ulb.h"
 
-#define SHIM_ENTRY __attribute__((visibility("default")))
-
-static struct shim_stub *stub;
-
 static pthread_once_t rdma_once = PTHREAD_ONCE_INIT;
 static const struct shim_rdma_ops *rdma;
-
-static const struct shim_core_ops core_ops = {
-	.clnt_vc_create = shim_clnt_vc_create,
-	.svc_vc_create = shim_svc_vc_create,
-};
 
 static const struct shim_core_services services = {
 	.vlog = shim_vlog,
@@ -37,19 +28,11 @@ static const struct shim_core_services services = {
 	.stats_pinned = shim_stats_pinned,
 };
 
-SHIM_ENTRY const struct shim_core_ops *
-rpcrdma_shim_core_init(struct shim_stub *s)
-{
-	stub = s;
-	shim_real.clnt_vc_create = s->real_clnt_vc_create;
-	shim_real.svc_vc_create = s->real_svc_vc_create;
-	return &core_ops;
-}
-
 static void
 rdma_once_fn(void)
 {
 	const struct shim_config *cfg = shim_cfg();
+	struct shim_stub *stub = shim_stub();
 	struct shim_rdma_setup setup = {
 		/*
 		 * Registered memory must not be shared copy-on-write with a
@@ -63,6 +46,11 @@ rdma_once_fn(void)
 	shim_rdma_entry entry;
 	void *h, *sym;
 
+	if (!stub->dir) {
+		shim_log(SHIM_LOG_WARN,
+			 "cannot load the RDMA transport: cannot tell where the library was loaded from");
+		return;
+	}
 	snprintf(path, sizeof(path), "%s%s", stub->dir, SHIM_RDMA_MODULE);
 	h = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
 	if (!h) {

@@ -52,8 +52,8 @@ route_decide(const struct route_facts *f)
 }
 
 void
-route_createerr(const struct route_decision *d)
+route_createerr(const struct route_decision *d, __typeof__(rpc_createerr) *ce)
 {
-	rpc_createerr.cf_stat = RPC_SYSTEMERROR;
-	rpc_createerr.cf_error.re_errno = d->err;
+	ce->cf_stat = RPC_SYSTEMERROR;
+	ce->cf_error.re_errno = d->err;
 }

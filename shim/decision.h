@@ -9,6 +9,8 @@
 
 #include <stdbool.h>
 
+#include <rpc/rpc.h>
+
 #include "common/reason.h"
 #include "config/shim_config.h"
 
@@ -57,7 +59,11 @@ struct route_decision {
 
 struct route_decision route_decide(const struct route_facts *f);
 
-/* ROUTE_FAIL: set rpc_createerr as the failed create leaves it. */
-void route_createerr(const struct route_decision *d);
+/*
+ * ROUTE_FAIL: set ce (the calling thread's rpc_createerr) as the failed
+ * create leaves it.
+ */
+void route_createerr(const struct route_decision *d,
+		     __typeof__(rpc_createerr) *ce);
 
 #endif

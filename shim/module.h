@@ -1,17 +1,17 @@
 /*
- * The library in three parts, so that a process pays only for what it
+ * The library in two parts, so that a process pays only for what it
  * uses:
  *
- *   librpcrdma_shim.so       preloaded: the exported names, libc only
- *   librpcrdma_shim_core.so  loaded by the first transport libtirpc makes:
- *                            configuration, decision, log, statistics
+ *   librpcrdma_shim.so       preloaded, libc only: the exported names;
+ *                            configuration, decision, log, statistics,
+ *                            set up by the first transport libtirpc makes
  *   librpcrdma_shim_rdma.so  loaded by the first RDMA attempt: the
  *                            transport, libibverbs and librdmacm
  *
- * Each module is dlopen()ed RTLD_LOCAL from the directory of the preloaded
- * library and exports one name, its entry point; everything else crosses
- * over through the tables below, so that nothing of ours enters the
- * program's namespace.
+ * The RDMA module is dlopen()ed RTLD_LOCAL from the directory of the
+ * preloaded library and exports one name, its entry point; everything else
+ * crosses over through the tables below, so that nothing of ours enters
+ * the program's namespace.
  */
 #ifndef SHIM_MODULE_H
 #define SHIM_MODULE_H
@@ -32,9 +32,7 @@
 #include "transport/clnt_rdma.h"
 #include "transport/svc_rdma.h"
 
-#define SHIM_CORE_MODULE "librpcrdma_shim_core.so"
 #define SHIM_RDMA_MODULE "librpcrdma_shim_rdma.so"
-#define SHIM_CORE_ENTRY "rpcrdma_shim_core_init"
 #define SHIM_RDMA_ENTRY "rpcrdma_shim_rdma_init"
 
 /*
@@ -62,28 +60,12 @@ struct shim_fd_ops {
 	void (*write_seen)(int fd, const void *buf, size_t len, ssize_t ret);
 };
 
-/* The preloaded library's side, handed to both modules. */
+/* The preloaded library's side, handed to the RDMA module. */
 struct shim_stub {
-	const char *dir;	/* where the modules are, with a final '/' */
-	/* libtirpc's own functions: dlsym(RTLD_NEXT) from the preloaded library. */
-	CLIENT *(*real_clnt_vc_create)(int fd, const struct netbuf *raddr,
-				       rpcprog_t prog, rpcvers_t vers,
-				       u_int sendsz, u_int recvsz);
-	SVCXPRT *(*real_svc_vc_create)(int fd, u_int sendsz, u_int recvsz);
+	const char *dir;	/* where the module is, with a final '/' */
 	/* Set once by the RDMA module (release), read by the hooks (acquire). */
 	const struct shim_fd_ops *fd_ops;
 };
-
-/* The core module's entry: the two transport constructors. */
-struct shim_core_ops {
-	CLIENT *(*clnt_vc_create)(int fd, const struct netbuf *raddr,
-				  rpcprog_t prog, rpcvers_t vers,
-				  u_int sendsz, u_int recvsz);
-	SVCXPRT *(*svc_vc_create)(int fd, u_int sendsz, u_int recvsz);
-};
-
-typedef const struct shim_core_ops *(*shim_core_entry)(struct shim_stub *stub);
-const struct shim_core_ops *rpcrdma_shim_core_init(struct shim_stub *stub);
 
 /* What the RDMA module uses of the core: the log and the statistics. */
 struct shim_core_services {

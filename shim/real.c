@@ -1,6 +1,6 @@
 /*
- * The table of the real libtirpc functions (found by the preloaded
- * library, core.c), and the configuration and the log, set up once.
+ * The table of the real libtirpc functions (found in stub.c), and the
+ * configuration and the log, set up once.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -23,6 +23,7 @@ init_once_fn(void)
 {
 	int saved_errno = errno;
 
+	shim_real_tirpc();
 	shim_config_load(&config, program_invocation_short_name);
 	shim_log_open(&config, program_invocation_short_name);
 	shim_log_config_messages(&config);

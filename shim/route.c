@@ -253,7 +253,7 @@ client_required_fails(const struct sockaddr *dst,
 		 rdma_fail_str(d->why),
 		 d->by == ROUTE_BY_NEGCACHE ?
 		 " (a moment ago: not tried again within negative_cache)" : "");
-	route_createerr(d);
+	route_createerr(d, shim_real.createerr());
 	return NULL;
 }
 
@@ -477,10 +477,10 @@ server_required_fails(SVCXPRT *xprt, const struct route_decision *d)
 	if (d->by == ROUTE_BY_BAD_CONFIG)
 		shim_log(SHIM_LOG_ERROR,
 			 "server: RDMA required, but the configuration has errors");
-	xprt_unregister(xprt);
+	shim_real.xprt_unregister(xprt);
 	xprt->xp_fd = RPC_ANYFD;
 	svc_destroy(xprt);
-	route_createerr(d);
+	route_createerr(d, shim_real.createerr());
 	return NULL;
 }
 

@@ -1,10 +1,10 @@
 /*
  * rpcrdma-shim: interposition layer.
  *
- * The exported hooks (preload.c, in the preloaded library) forward to the
- * policy here (route.c, in the core module: module.h), which either builds
- * an RPC-over-RDMA transport (transport/, the RDMA module) or hands the
- * call to the real libtirpc function, found once with dlsym(RTLD_NEXT).
+ * The exported hooks (preload.c) forward to the policy here (route.c, in
+ * the preloaded library too: module.h), which either builds an
+ * RPC-over-RDMA transport (transport/, the RDMA module) or hands the call
+ * to the real libtirpc function, found once with dlsym(RTLD_NEXT).
  */
 #ifndef SHIM_SHIM_H
 #define SHIM_SHIM_H
@@ -13,20 +13,29 @@
 
 #include "config/shim_config.h"
 
-struct shim_core_ops;
 struct shim_stub;
 struct shim_fd_ops;
 struct shim_rdma_ops;
 
-/* The real libtirpc entry points, filled once by shim_init(). */
+/*
+ * The real libtirpc functions, filled once by shim_init() (stub.c): the
+ * library does not link libtirpc, so that a program without RPC never
+ * loads it.
+ */
 struct shim_real {
 	CLIENT *(*clnt_vc_create)(int fd, const struct netbuf *raddr,
 				  rpcprog_t prog, rpcvers_t vers,
 				  u_int sendsz, u_int recvsz);
 	SVCXPRT *(*svc_vc_create)(int fd, u_int sendsz, u_int recvsz);
+	void (*xprt_unregister)(SVCXPRT *xprt);
+	/* &rpc_createerr (a macro: the struct's name cannot be written) */
+	__typeof__(rpc_createerr) *(*createerr)(void);
 };
 
 extern struct shim_real shim_real;
+
+/* Fill shim_real, once; aborts when libtirpc's functions are not found. */
+void shim_real_tirpc(void);
 
 /*
  * The preloaded library (stub.c).  The real socket and status calls, for
@@ -50,16 +59,15 @@ struct shim_real_fd {
 
 const struct shim_real_fd *shim_real_fd(void);
 
-/* The core module, loaded on first use; NULL when it cannot be. */
-const struct shim_core_ops *shim_core(void);
-const struct shim_stub *shim_stub(void);
+/* The state handed to the RDMA module, with the directory it is in. */
+struct shim_stub *shim_stub(void);
 
 /* The RDMA module's answers for its descriptors; NULL until it is loaded. */
 const struct shim_fd_ops *shim_fd_ops(void);
 
 /*
- * The core module (core.c): the RDMA module, loaded by the first RDMA
- * attempt; NULL, with the reason logged once, when it cannot be.
+ * The RDMA module (core.c), loaded by the first RDMA attempt; NULL, with
+ * the reason logged once, when it cannot be.
  */
 const struct shim_rdma_ops *shim_rdma(void);
 

@@ -1,7 +1,8 @@
 /*
- * The preloaded library's own state: the real socket calls, and the core
- * module, loaded by the first transport libtirpc makes (module.h).  A
- * process that makes none loads nothing but this small library.
+ * The preloaded library's own state: the real socket calls, libtirpc's
+ * functions we forward to, and the directory the RDMA module is loaded
+ * from (module.h).  Each is found on first use: a process that makes no
+ * RPC call pays for none of it.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -17,10 +18,11 @@
 static pthread_once_t fd_once = PTHREAD_ONCE_INIT;
 static struct shim_real_fd real_fd;
 
-static pthread_once_t core_once = PTHREAD_ONCE_INIT;
-static const struct shim_core_ops *core;
+static pthread_once_t tirpc_once = PTHREAD_ONCE_INIT;
+
+static pthread_once_t dir_once = PTHREAD_ONCE_INIT;
 static char module_dir[PATH_MAX];
-static struct shim_stub stub = { .dir = module_dir };
+static struct shim_stub stub;
 
 /* dlsym() returns an object pointer; copy it into the function pointer. */
 #define SYM_TO(dst, sym)                                                \
@@ -67,72 +69,57 @@ shim_fd_ops(void)
 	return __atomic_load_n(&stub.fd_ops, __ATOMIC_ACQUIRE);
 }
 
+/*
+ * libtirpc is not linked in (a program without RPC must not load it): its
+ * functions are found when it called us, so it is there.
+ */
+static void
+tirpc_once_fn(void)
+{
+	int saved_errno = errno;
+
+	SYM_TO(shim_real.clnt_vc_create, dlsym(RTLD_NEXT, "clnt_vc_create"));
+	SYM_TO(shim_real.svc_vc_create, dlsym(RTLD_NEXT, "svc_vc_create"));
+	SYM_TO(shim_real.xprt_unregister, dlsym(RTLD_NEXT, "xprt_unregister"));
+	SYM_TO(shim_real.createerr, dlsym(RTLD_NEXT, "__rpc_createerr"));
+	if (!shim_real.clnt_vc_create || !shim_real.svc_vc_create ||
+	    !shim_real.xprt_unregister || !shim_real.createerr) {
+		/* Without the real functions nothing can work, not even TCP. */
+		fprintf(stderr, "rpcrdma-shim: cannot find libtirpc's transports: %s\n",
+			dlerror());
+		abort();
+	}
+	errno = saved_errno;
+}
+
+void
+shim_real_tirpc(void)
+{
+	pthread_once(&tirpc_once, tirpc_once_fn);
+}
+
 /* The directory this library was loaded from, with a final '/'. */
-static bool
-find_module_dir(void)
+static void
+dir_once_fn(void)
 {
 	Dl_info info;
 	const char *slash;
 	size_t len;
 
 	if (!dladdr((void *)&stub, &info) || !info.dli_fname)
-		return false;
+		return;
 	slash = strrchr(info.dli_fname, '/');
 	len = slash ? (size_t)(slash - info.dli_fname) + 1 : 0;
 	if (len >= sizeof(module_dir))
-		return false;
+		return;
 	memcpy(module_dir, info.dli_fname, len);
 	module_dir[len] = '\0';
-	return true;
+	stub.dir = module_dir;
 }
 
-static void
-core_once_fn(void)
-{
-	int saved_errno = errno;
-	char path[PATH_MAX + sizeof(SHIM_CORE_MODULE)];
-	shim_core_entry entry;
-	void *h;
-
-	SYM_TO(stub.real_clnt_vc_create, dlsym(RTLD_NEXT, "clnt_vc_create"));
-	SYM_TO(stub.real_svc_vc_create, dlsym(RTLD_NEXT, "svc_vc_create"));
-	if (!stub.real_clnt_vc_create || !stub.real_svc_vc_create) {
-		/* Without the real functions nothing can work, not even TCP. */
-		fprintf(stderr, "rpcrdma-shim: cannot find libtirpc's transports: %s\n",
-			dlerror());
-		abort();
-	}
-	if (!find_module_dir()) {
-		fprintf(stderr, "rpcrdma-shim: cannot tell where the library was loaded from: every transport stays TCP\n");
-		goto out;
-	}
-	snprintf(path, sizeof(path), "%s%s", module_dir, SHIM_CORE_MODULE);
-	h = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
-	if (!h) {
-		fprintf(stderr, "rpcrdma-shim: cannot load %s: every transport stays TCP\n",
-			dlerror());
-		goto out;
-	}
-	SYM_TO(entry, dlsym(h, SHIM_CORE_ENTRY));
-	if (entry)
-		core = entry(&stub);
-	else
-		fprintf(stderr, "rpcrdma-shim: %s has no %s: every transport stays TCP\n",
-			path, SHIM_CORE_ENTRY);
-out:
-	errno = saved_errno;
-}
-
-const struct shim_core_ops *
-shim_core(void)
-{
-	pthread_once(&core_once, core_once_fn);
-	return core;
-}
-
-const struct shim_stub *
+struct shim_stub *
 shim_stub(void)
 {
-	pthread_once(&core_once, core_once_fn);
+	pthread_once(&dir_once, dir_once_fn);
 	return &stub;
 }

@@ -310,7 +310,7 @@ test_createerr(void)
 	struct route_decision d = route_decide(&f);
 
 	memset(&rpc_createerr, 0, sizeof(rpc_createerr));
-	route_createerr(&d);
+	route_createerr(&d, &rpc_createerr);
 	CHECK(rpc_createerr.cf_stat == RPC_SYSTEMERROR &&
 	      rpc_createerr.cf_error.re_errno == ETIMEDOUT,
 	      "a failed create leaves RPC_SYSTEMERROR with the errno in rpc_createerr");
