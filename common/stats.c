@@ -164,9 +164,9 @@ stats_get(void)
 	return f;
 }
 
-struct shim_stats_conn *
-shim_stats_open(enum shim_stats_role role, enum shim_stats_transport transport,
-		const struct sockaddr *peer, const struct sockaddr *local)
+/* A free slot of the file, claimed (its fields but state as they were). */
+static struct shim_stats_conn *
+slot_claim(void)
 {
 	struct shim_stats_file *f = stats_get();
 	unsigned int i;
@@ -177,21 +177,57 @@ shim_stats_open(enum shim_stats_role role, enum shim_stats_transport transport,
 		struct shim_stats_conn *s = &f->slots[i];
 		uint32_t expect = SHIM_STATS_FREE;
 
-		if (!__atomic_compare_exchange_n(&s->state, &expect,
-						 SHIM_STATS_CLAIMED, false,
-						 __ATOMIC_ACQUIRE,
-						 __ATOMIC_RELAXED))
-			continue;
-		memset((char *)s + sizeof(s->state), 0,
-		       sizeof(*s) - sizeof(s->state));
-		s->role = role;
-		s->transport = transport;
-		stats_addr_from(&s->peer, peer);
-		stats_addr_from(&s->local, local);
-		s->created = now_s();
-		return s;
+		if (__atomic_compare_exchange_n(&s->state, &expect,
+						SHIM_STATS_CLAIMED, false,
+						__ATOMIC_ACQUIRE,
+						__ATOMIC_RELAXED))
+			return s;
 	}
 	return NULL;
+}
+
+void
+shim_stats_record(struct shim_stats_conn *s, enum shim_stats_role role,
+		  enum shim_stats_transport transport,
+		  const struct sockaddr *peer, const struct sockaddr *local)
+{
+	memset((char *)s + sizeof(s->state), 0,
+	       sizeof(*s) - sizeof(s->state));
+	s->role = role;
+	s->transport = transport;
+	stats_addr_from(&s->peer, peer);
+	stats_addr_from(&s->local, local);
+	s->created = now_s();
+}
+
+struct shim_stats_conn *
+shim_stats_open(enum shim_stats_role role, enum shim_stats_transport transport,
+		const struct sockaddr *peer, const struct sockaddr *local)
+{
+	struct shim_stats_conn *s = slot_claim();
+
+	if (s)
+		shim_stats_record(s, role, transport, peer, local);
+	return s;
+}
+
+bool
+shim_stats_made(void)
+{
+	return __atomic_load_n(&stats, __ATOMIC_ACQUIRE) != NULL;
+}
+
+struct shim_stats_conn *
+shim_stats_adopt(const struct shim_stats_conn *rec)
+{
+	struct shim_stats_conn *s = slot_claim();
+
+	if (!s)
+		return NULL;
+	memcpy((char *)s + sizeof(s->state), (const char *)rec + sizeof(rec->state),
+	       sizeof(*s) - sizeof(s->state));
+	shim_stats_publish(s);
+	return s;
 }
 
 void

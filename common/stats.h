@@ -21,6 +21,21 @@ struct shim_stats_conn *shim_stats_open(enum shim_stats_role role,
 					const struct sockaddr *peer,
 					const struct sockaddr *local);
 /*
+ * A transport's record kept outside the file until it is worth one (its
+ * state is left alone): filled as shim_stats_open() fills a slot.  Then
+ * shim_stats_adopt() copies it into a slot of the file, made now if it
+ * was not, and publishes it; NULL when there is none.
+ */
+void shim_stats_record(struct shim_stats_conn *s, enum shim_stats_role role,
+		       enum shim_stats_transport transport,
+		       const struct sockaddr *peer,
+		       const struct sockaddr *local);
+struct shim_stats_conn *shim_stats_adopt(const struct shim_stats_conn *rec);
+
+/* Whether this process has made its file already. */
+bool shim_stats_made(void);
+
+/*
  * Make the slot visible (after its fields are set; an RDMA transport is
  * counted then) or free it.
  */

@@ -177,13 +177,15 @@ negative_add(const struct sockaddr *peer, enum rdma_fail why,
  */
 CLIENT *
 client_tcp(int fd, const struct netbuf *raddr, rpcprog_t prog, rpcvers_t vers,
-	   u_int sendsz, u_int recvsz, enum rdma_fail why)
+	   u_int sendsz, u_int recvsz, enum rdma_fail why,
+	   unsigned int lazy_after)
 {
 	CLIENT *cl = shim_real.clnt_vc_create(fd, raddr, prog, vers, sendsz,
 					      recvsz);
 	struct shim_stats_conn *s;
 	struct sockaddr_storage local;
 	socklen_t len = sizeof(local);
+	bool lazy;
 
 	if (why != RDMA_FAIL_NONE)
 		shim_stats_fallback(why);
@@ -191,14 +193,26 @@ client_tcp(int fd, const struct netbuf *raddr, rpcprog_t prog, rpcvers_t vers,
 		return NULL;
 	if (getsockname(fd, (struct sockaddr *)&local, &len) < 0)
 		local.ss_family = AF_UNSPEC;
-	s = shim_stats_open(SHIM_STATS_CLIENT, SHIM_STATS_TCP,
+	/* Making the file is most of what statistics cost a first call. */
+	lazy = lazy_after && !shim_stats_made();
+	s = lazy ? malloc(sizeof(*s)) :
+	    shim_stats_open(SHIM_STATS_CLIENT, SHIM_STATS_TCP,
 			    (const struct sockaddr *)raddr->buf,
 			    (struct sockaddr *)&local);
 	if (!s)
 		return cl;
+	if (lazy)
+		shim_stats_record(s, SHIM_STATS_CLIENT, SHIM_STATS_TCP,
+				  (const struct sockaddr *)raddr->buf,
+				  (struct sockaddr *)&local);
 	s->reason = why;
 	s->prog = (uint32_t)prog;
 	s->vers = (uint32_t)vers;
+	if (lazy) {
+		if (clnt_hook_stats_lazy(cl, s, lazy_after, shim_stats_adopt))
+			free(s);
+		return cl;
+	}
 	if (clnt_hook_stats(cl, s)) {
 		shim_stats_close(s);
 		return cl;
@@ -377,7 +391,8 @@ shim_clnt_vc_create(int fd, const struct netbuf *raddr, rpcprog_t prog,
 		log_client_tcp(shown, (uint32_t)prog, (uint32_t)vers, d.why,
 			       d.by == ROUTE_BY_NEGCACHE && shared[0] ? shared :
 			       tcp_detail(&d, &f, rule, detail, sizeof(detail)));
-		return client_tcp(fd, raddr, prog, vers, sendsz, recvsz, d.why);
+		return client_tcp(fd, raddr, prog, vers, sendsz, recvsz, d.why,
+				  0);
 	default:
 		/* Untouched; a configuration with errors is only counted. */
 		if (d.why != RDMA_FAIL_NONE)

@@ -14,10 +14,15 @@
 #include "common/reason.h"
 #include "transport/clnt_rdma.h"
 
-/* libtirpc's TCP CLIENT, in the statistics; why: RDMA_FAIL_NONE, or the fallback counted. */
+/*
+ * libtirpc's TCP CLIENT, in the statistics; why: RDMA_FAIL_NONE, or the
+ * fallback counted.  lazy_after: nonzero when the process has no
+ * statistics file yet and this CLIENT is not to make it before it has made
+ * more than lazy_after calls (hooks.h).
+ */
 CLIENT *client_tcp(int fd, const struct netbuf *raddr, rpcprog_t prog,
 		   rpcvers_t vers, u_int sendsz, u_int recvsz,
-		   enum rdma_fail why);
+		   enum rdma_fail why, unsigned int lazy_after);
 
 /* The RDMA CLIENT (the RDMA module loaded first), or NULL with why and err. */
 CLIENT *client_rdma(int fd, const struct netbuf *raddr,

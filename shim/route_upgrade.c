@@ -103,7 +103,8 @@ route_upgrade_client(int fd, const struct netbuf *raddr,
 
 	/* From here on the answer is ours, a failed TCP CLIENT included. */
 	*handled = true;
-	tcp = client_tcp(fd, raddr, prog, vers, sendsz, recvsz, RDMA_FAIL_NONE);
+	tcp = client_tcp(fd, raddr, prog, vers, sendsz, recvsz, RDMA_FAIL_NONE,
+			 UPGRADE_AFTER_CALLS);
 	if (!tcp) {
 		free(u);
 		return NULL;
@@ -114,9 +115,11 @@ route_upgrade_client(int fd, const struct netbuf *raddr,
 		free(u);
 		return tcp;
 	}
-	sa_format(rdst, peer, sizeof(peer));
-	shim_log(SHIM_LOG_DEBUG,
-		 "client program %u version %u to %s: TCP while RDMA is set up, from the second call",
-		 (unsigned)prog, (unsigned)vers, peer);
+	if (shim_log_enabled(SHIM_LOG_DEBUG)) {
+		sa_format(rdst, peer, sizeof(peer));
+		shim_log(SHIM_LOG_DEBUG,
+			 "client program %u version %u to %s: TCP while RDMA is set up, from the second call",
+			 (unsigned)prog, (unsigned)vers, peer);
+	}
 	return cl;
 }

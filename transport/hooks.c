@@ -2,6 +2,7 @@
  * Destroy and call hooks on libtirpc's transports (see hooks.h).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
 
@@ -44,13 +45,53 @@ svc_hook_destroy(SVCXPRT *xprt, void (*fn)(SVCXPRT *xprt, void *arg), void *arg)
 struct clnt_hook {
 	struct clnt_ops ops;		/* first: cl->cl_ops points here */
 	const struct clnt_ops *orig;
-	struct shim_stats_conn *stats;
+	struct shim_stats_conn *stats;	/* where calls are counted */
+	/*
+	 * Lazy (clnt_hook_stats_lazy): stats is our own record, counted
+	 * under lock, until it moves into the file; owned while it is ours.
+	 */
+	bool lazy;
+	bool owned;
+	unsigned int after;
+	struct shim_stats_conn *(*adopt)(const struct shim_stats_conn *rec);
+	pthread_mutex_t lock;
 };
 
 static struct clnt_hook *
 clnt_hook_of(CLIENT *cl)
 {
 	return (struct clnt_hook *)(void *)cl->cl_ops;
+}
+
+static void
+count(struct shim_stats_conn *s, enum clnt_stat st)
+{
+	SHIM_STATS_ADD(s, calls, 1);
+	if (st == RPC_TIMEDOUT)
+		SHIM_STATS_ADD(s, timeouts, 1);
+	else if (st != RPC_SUCCESS)
+		SHIM_STATS_ADD(s, errors, 1);
+}
+
+/* Counted in our record; past `after` calls, it moves into the file. */
+static void
+count_lazy(struct clnt_hook *h, enum clnt_stat st)
+{
+	struct shim_stats_conn *s;
+
+	pthread_mutex_lock(&h->lock);
+	count(h->stats, st);
+	if (h->lazy && h->stats->calls > h->after) {
+		/* No file (statistics off): counted here from now on. */
+		s = h->adopt(h->stats);
+		if (s) {
+			free(h->stats);
+			h->stats = s;
+			h->owned = false;
+		}
+		__atomic_store_n(&h->lazy, false, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&h->lock);
 }
 
 static enum clnt_stat
@@ -62,11 +103,10 @@ clnt_hook_call(CLIENT *cl, rpcproc_t proc, xdrproc_t xargs, void *argsp,
 
 	st = h->orig->cl_call(cl, proc, xargs, argsp, xresults, resultsp,
 			      timeout);
-	SHIM_STATS_ADD(h->stats, calls, 1);
-	if (st == RPC_TIMEDOUT)
-		SHIM_STATS_ADD(h->stats, timeouts, 1);
-	else if (st != RPC_SUCCESS)
-		SHIM_STATS_ADD(h->stats, errors, 1);
+	if (__atomic_load_n(&h->lazy, __ATOMIC_ACQUIRE))
+		count_lazy(h, st);
+	else
+		count(h->stats, st);
 	return st;
 }
 
@@ -76,9 +116,30 @@ clnt_hook_destroy(CLIENT *cl)
 	struct clnt_hook *h = clnt_hook_of(cl);
 
 	cl->cl_ops = (struct clnt_ops *)h->orig;
-	shim_stats_close(h->stats);
+	if (h->owned)
+		free(h->stats);
+	else
+		shim_stats_close(h->stats);
+	pthread_mutex_destroy(&h->lock);
 	free(h);
 	cl->cl_ops->cl_destroy(cl);
+}
+
+static struct clnt_hook *
+hook_add(CLIENT *cl, struct shim_stats_conn *s)
+{
+	struct clnt_hook *h;
+
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return NULL;
+	h->orig = cl->cl_ops;
+	h->ops = *cl->cl_ops;
+	h->ops.cl_call = clnt_hook_call;
+	h->ops.cl_destroy = clnt_hook_destroy;
+	h->stats = s;
+	pthread_mutex_init(&h->lock, NULL);
+	return h;
 }
 
 int
@@ -89,14 +150,29 @@ clnt_hook_stats(CLIENT *cl, struct shim_stats_conn *s)
 	/* One slot per CLIENT: a second hook would find itself as orig. */
 	if (cl->cl_ops->cl_call == clnt_hook_call)
 		return -EEXIST;
-	h = calloc(1, sizeof(*h));
+	h = hook_add(cl, s);
 	if (!h)
 		return -ENOMEM;
-	h->orig = cl->cl_ops;
-	h->ops = *cl->cl_ops;
-	h->ops.cl_call = clnt_hook_call;
-	h->ops.cl_destroy = clnt_hook_destroy;
-	h->stats = s;
+	cl->cl_ops = &h->ops;
+	return 0;
+}
+
+int
+clnt_hook_stats_lazy(CLIENT *cl, struct shim_stats_conn *rec,
+		     unsigned int after,
+		     struct shim_stats_conn *(*adopt)(const struct shim_stats_conn *rec))
+{
+	struct clnt_hook *h;
+
+	if (cl->cl_ops->cl_call == clnt_hook_call)
+		return -EEXIST;
+	h = hook_add(cl, rec);
+	if (!h)
+		return -ENOMEM;
+	h->lazy = true;
+	h->owned = true;
+	h->after = after;
+	h->adopt = adopt;
 	cl->cl_ops = &h->ops;
 	return 0;
 }

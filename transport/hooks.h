@@ -23,4 +23,16 @@ int svc_hook_destroy(SVCXPRT *xprt, void (*fn)(SVCXPRT *xprt, void *arg),
  */
 int clnt_hook_stats(CLIENT *cl, struct shim_stats_conn *s);
 
+/*
+ * The same, the slot made only when the CLIENT has made more than after
+ * calls: they are counted into rec (malloc()ed, the hook's from now on,
+ * filled with shim_stats_record), which adopt (shim_stats_adopt) then
+ * copies into the statistics file; when it cannot, the calls go on being
+ * counted in rec.  A process that makes one call and exits then has no
+ * statistics file made for it.
+ */
+int clnt_hook_stats_lazy(CLIENT *cl, struct shim_stats_conn *rec,
+			 unsigned int after,
+			 struct shim_stats_conn *(*adopt)(const struct shim_stats_conn *rec));
+
 #endif

@@ -332,6 +332,39 @@ run_wrapper_env() {
 	assert_line --regexp "^ *$cpid +$EUID +rpctest-client +prefer-rdma +1 +0 +1 +- +no-device=1 +-$"
 }
 
+@test "rpcrdma-stat: a client upgrading in the background is shown from its second call, with every call" {
+	require_jq
+	local port one two
+	port=$(free_port)
+	start_server -m tli -a 127.0.0.1 -p "$port"
+	# One call, then holding its CLIENT: the process made no statistics
+	# file (its making was most of what statistics cost a first call).
+	start_client_bg --shim --env RPCRDMA_SHIM_UPGRADE=background \
+		-m tli -h 127.0.0.1 -p "$port" -o null -c 1 -q -H
+	one=$CLIENT_PID
+	wait_log "$CLIENT_LOG" '^holding after 1 calls$' 15
+	[[ ! -e $(stats_file "$one") ]] || fail "a one-call process made $(stats_file "$one")"
+	# -p a process it does not find: exit status 1, and an empty list.
+	run --separate-stderr "$RPCRDMA_TEST_STAT" -j -p "$one"
+	assert_failure 1
+	[[ $(jq '.processes | length' <<<"$output") == 0 ]] ||
+		fail "rpcrdma-stat shows the one-call process: $output"
+
+	# Two calls: its TCP CLIENT is in the file from the second, counting both.
+	start_client_bg --shim --env RPCRDMA_SHIM_UPGRADE=background \
+		-m tli -h 127.0.0.1 -p "$port" -o null -c 2 -q -H
+	two=$CLIENT_PID
+	wait_log "$CLIENT_LOG" '^holding after 2 calls$' 15
+	wait_until 15 "the client in rpcrdma-stat" stat_has "$two" '.transports[0].calls == 2'
+	stat_json -p "$two"
+	assert_st "$two.program" rpctest-client
+	assert_st "$two.client.transport" tcp
+	assert_st "$two.client.program" "$RPCTEST_PROG_NUM"
+	assert_st "$two.client.peer.port" "$port"
+	assert_st "$two.client.calls" 2
+	assert_st "$two.client.errors" 0
+}
+
 @test "rpcrdma-stat: the configuration file and fallbacks for reason config in the summary" {
 	require_jq
 	local port conf=$BATS_TEST_TMPDIR/client.conf
