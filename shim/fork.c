@@ -3,7 +3,8 @@
  * takes every global lock, always in this order (none of them is taken
  * while another is held, but for the log, which is taken last), so that
  * no other thread is half-way through a table when the process is copied;
- * the parent and the child release them.  These are the core module's;
+ * the parent and the child release them.  These are the preloaded
+ * library's, registered by the first transport (shim_init());
  * the RDMA module registers its own when it is loaded (transport/module.c),
  * so that its handlers take their locks first and the log's stays last.
  * There the child counts a new generation, which makes every transport of

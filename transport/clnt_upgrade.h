@@ -8,7 +8,7 @@
  * detached and holds nothing that blocks exit.
  *
  * Pure libtirpc: the RDMA CLIENT comes from a callback (shim/route.c), so
- * that this lives in the core module and the unit tests drive it with
+ * that this lives in the preloaded library and the unit tests drive it with
  * CLIENTs of their own.
  */
 #ifndef TRANSPORT_CLNT_UPGRADE_H

@@ -1,9 +1,10 @@
 /*
- * The RDMA module's entry (shim/module.h): loaded by the core module on
- * the first RDMA attempt, it brings libibverbs and librdmacm with it.
- * The log and the statistics stay the core's: the names the transport
- * calls are defined here as forwards to the core's table, so that one log
- * sink, one once-per-peer table and one statistics file serve both.
+ * The RDMA module's entry (shim/module.h): loaded by the preloaded
+ * library on the first RDMA attempt, it brings libibverbs and librdmacm
+ * with it.  The log and the statistics stay the preloaded library's (the
+ * core's): the names the transport calls are defined here as forwards to
+ * the core's table, so that one log sink, one once-per-peer table and one
+ * statistics file serve both.
  */
 #include <errno.h>
 #include <pthread.h>
