@@ -7,6 +7,7 @@
  * record what reaches them.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <rpc/rpc.h>
@@ -191,11 +192,81 @@ test_clnt_no_stats(void)
 	CHECK(nran == 1 && cl.cl_ops == &fake_cl_ops, "and the destroy too");
 }
 
+/* The file's slot a lazy hook's record moves into (or none: NULL). */
+static struct shim_stats_conn file_slot;
+static bool file_made;
+static unsigned int adopted;
+
+static struct shim_stats_conn *
+fake_adopt(const struct shim_stats_conn *rec)
+{
+	adopted++;
+	if (!file_made)
+		return NULL;
+	file_slot = *rec;
+	file_slot.state = SHIM_STATS_LIVE;
+	return &file_slot;
+}
+
+/*
+ * A lazy hook counts into its own record up to `after` calls; the call
+ * past them moves the record, with every call counted, into the file,
+ * where later calls are counted.
+ */
+static void
+test_clnt_lazy(void)
+{
+	struct shim_stats_conn *rec = calloc(1, sizeof(*rec));
+	CLIENT cl;
+
+	memset(&cl, 0, sizeof(cl));
+	cl.cl_ops = &fake_cl_ops;
+	memset(&file_slot, 0, sizeof(file_slot));
+	file_made = true;
+	adopted = 0;
+	nran = 0;
+	rec->prog = 7;
+	CHECK(clnt_hook_stats_lazy(&cl, rec, 1, fake_adopt) == 0, "lazy hook added");
+	CHECK(clnt_hook_stats(&cl, NULL) == -EEXIST, "a second hook is refused");
+	CHECK(call(&cl, RPC_TIMEDOUT) == RPC_TIMEDOUT, "first call");
+	CHECK(adopted == 0 && rec->calls == 1 && rec->timeouts == 1,
+	      "the first call is counted in the record, the file not asked for");
+	CHECK(call(&cl, RPC_SUCCESS) == RPC_SUCCESS, "second call");
+	CHECK(adopted == 1 && file_slot.calls == 2 && file_slot.timeouts == 1 &&
+	      file_slot.prog == 7,
+	      "the second call moved the record into the file with both calls (%llu)",
+	      (unsigned long long)file_slot.calls);
+	CHECK(call(&cl, RPC_CANTRECV) == RPC_CANTRECV && file_slot.calls == 3 &&
+	      file_slot.errors == 1 && adopted == 1,
+	      "later calls are counted in the file");
+	CLNT_DESTROY(&cl);
+	CHECK(nran == 1 && cl.cl_ops == &fake_cl_ops, "the destroy reached the transport");
+	CHECK(file_slot.state == SHIM_STATS_FREE, "the file's slot was closed");
+
+	/* No file to be had: the record keeps counting, freed with the hook. */
+	rec = calloc(1, sizeof(*rec));
+	memset(&cl, 0, sizeof(cl));
+	cl.cl_ops = &fake_cl_ops;
+	file_made = false;
+	adopted = 0;
+	nran = 0;
+	CHECK(clnt_hook_stats_lazy(&cl, rec, 1, fake_adopt) == 0, "lazy hook added");
+	call(&cl, RPC_SUCCESS);
+	call(&cl, RPC_SUCCESS);
+	call(&cl, RPC_SUCCESS);
+	CHECK(adopted == 1 && rec->calls == 3,
+	      "asked for the file once; without one, the record counts (%llu)",
+	      (unsigned long long)rec->calls);
+	CLNT_DESTROY(&cl);
+	CHECK(nran == 1, "the destroy reached the transport");
+}
+
 int
 main(void)
 {
 	test_svc_stack();
 	test_clnt_hook();
 	test_clnt_no_stats();
+	test_clnt_lazy();
 	return check_done();
 }
