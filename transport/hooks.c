@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "hooks.h"
 
@@ -53,6 +54,7 @@ struct clnt_hook {
 	bool lazy;
 	bool owned;
 	unsigned int after;
+	pid_t pid;			/* the process that made it */
 	struct shim_stats_conn *(*adopt)(const struct shim_stats_conn *rec);
 	pthread_mutex_t lock;
 };
@@ -73,12 +75,20 @@ count(struct shim_stats_conn *s, enum clnt_stat st)
 		SHIM_STATS_ADD(s, errors, 1);
 }
 
-/* Counted in our record; past `after` calls, it moves into the file. */
+/*
+ * Counted in our record; past `after` calls, it moves into the file.  A
+ * child after fork() never takes the lock (another thread of the parent
+ * may have held it): its copy of the record stays its own.
+ */
 static void
 count_lazy(struct clnt_hook *h, enum clnt_stat st)
 {
 	struct shim_stats_conn *s;
 
+	if (getpid() != h->pid) {
+		count(h->stats, st);
+		return;
+	}
 	pthread_mutex_lock(&h->lock);
 	count(h->stats, st);
 	if (h->lazy && h->stats->calls > h->after) {
@@ -172,6 +182,7 @@ clnt_hook_stats_lazy(CLIENT *cl, struct shim_stats_conn *rec,
 	h->lazy = true;
 	h->owned = true;
 	h->after = after;
+	h->pid = getpid();
 	h->adopt = adopt;
 	cl->cl_ops = &h->ops;
 	return 0;
