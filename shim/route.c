@@ -130,11 +130,7 @@ shared_dir(void)
 	return share_dir[0] ? share_dir : NULL;
 }
 
-/*
- * True when peer failed recently here, or in another process of this user
- * (then remembered here too, and described in detail for the log).
- */
-static bool
+bool
 negative_lookup(const struct sockaddr *peer, unsigned int ttl_s,
 		enum rdma_fail *why, char *detail, size_t len)
 {
@@ -296,6 +292,14 @@ tcp_detail(const struct route_decision *d, const struct route_facts *f,
 	}
 }
 
+/* Whether a client's first calls go over TCP while RDMA is set up. */
+static bool
+upgrades(const struct shim_config *cfg, enum shim_mode mode)
+{
+	return cfg->upgrade == SHIM_UPGRADE_BACKGROUND &&
+	       mode == SHIM_MODE_PREFER_RDMA;
+}
+
 CLIENT *
 shim_clnt_vc_create(int fd, const struct netbuf *raddr, rpcprog_t prog,
 		    rpcvers_t vers, u_int sendsz, u_int recvsz)
@@ -332,7 +336,12 @@ shim_clnt_vc_create(int fd, const struct netbuf *raddr, rpcprog_t prog,
 		sa_set_port((struct sockaddr *)&rdst,
 			    shim_config_rdma_port(cfg,
 						  sa_port((struct sockaddr *)&dst)));
-		if (f.rule != SHIM_ACTION_TCP)
+		/*
+		 * upgrade = background: the first call goes over TCP whatever
+		 * the cache says; the attempt looks into it (route_upgrade.c),
+		 * so that a process making one call never reads it.
+		 */
+		if (f.rule != SHIM_ACTION_TCP && !upgrades(cfg, f.mode))
 			f.cached = negative_lookup((struct sockaddr *)&rdst,
 						   cfg->negative_cache_s,
 						   &f.cached_why, shared,
@@ -353,8 +362,7 @@ shim_clnt_vc_create(int fd, const struct netbuf *raddr, rpcprog_t prog,
 		params.rpcrdma_want = rpcrdma_want_of(cfg->rpcrdma_version);
 
 		/* Calls go over TCP while RDMA is set up (route_upgrade.c). */
-		if (cfg->upgrade == SHIM_UPGRADE_BACKGROUND &&
-		    f.mode == SHIM_MODE_PREFER_RDMA) {
+		if (upgrades(cfg, f.mode)) {
 			cl = route_upgrade_client(fd, raddr,
 						  (struct sockaddr *)&rdst,
 						  prog, vers, sendsz, recvsz,

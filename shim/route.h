@@ -36,6 +36,13 @@ void log_client_rdma(const struct sockaddr *dst, uint32_t prog, uint32_t vers,
 void log_client_tcp(const struct sockaddr *dst, uint32_t prog, uint32_t vers,
 		    enum rdma_fail why, const char *detail);
 
+/*
+ * True when peer failed recently here, or in another process of this user
+ * (then remembered here too, and described in detail for the log).
+ */
+bool negative_lookup(const struct sockaddr *peer, unsigned int ttl_s,
+		     enum rdma_fail *why, char *detail, size_t len);
+
 /* Remember that peer failed, here and for the other processes of the user. */
 void negative_add(const struct sockaddr *peer, enum rdma_fail why,
 		  unsigned int ttl_s);

@@ -6,6 +6,7 @@
  * remembered as a synchronous one would be.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,9 +42,19 @@ upgrade_connect(void *arg, int fd)
 	const struct sockaddr *rdst = (struct sockaddr *)&u->rdst;
 	struct clnt_rdma_info info;
 	enum rdma_fail why = RDMA_FAIL_ERROR;
+	char shared[PATH_MAX + 128];
 	int err = 0;
 	CLIENT *cl;
 
+	/* Looked into here rather than at the create: see route.c. */
+	if (negative_lookup(rdst, u->negative_cache_s, &why, shared,
+			    sizeof(shared))) {
+		shim_stats_fallback(RDMA_FAIL_NEGCACHE);
+		log_client_tcp(rdst, (uint32_t)u->prog, (uint32_t)u->vers,
+			       RDMA_FAIL_NEGCACHE,
+			       shared[0] ? shared : rdma_fail_str(why));
+		return NULL;
+	}
 	/* A thread of our own: nothing libtirpc does here is the program's. */
 	shim_busy++;
 	cl = client_rdma(fd, &u->raddr, rdst, u->prog, u->vers, u->sendsz,
