@@ -264,11 +264,16 @@ int
 shim_log_setup(enum shim_log_level level, enum shim_log_dest dest,
 	       const char *path, const char *progname)
 {
+	const char *name;
 	int err = 0;
+	size_t n;
 
 	pthread_mutex_lock(&log_lock);
-	snprintf(log_prog, sizeof(log_prog), "%s",
-		 progname ? progname : program_invocation_short_name);
+	/* No printf here: a program that logs nothing never runs it. */
+	name = progname ? progname : program_invocation_short_name;
+	n = strnlen(name, sizeof(log_prog) - 1);
+	memcpy(log_prog, name, n);
+	log_prog[n] = '\0';
 	close_file_locked();
 	log_dest = dest;
 	if (dest == SHIM_LOG_TO_FILE) {

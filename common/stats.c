@@ -60,13 +60,23 @@ stats_addr_from(struct shim_stats_addr *a, const struct sockaddr *sa)
 	memcpy(a->addr, key.addr, sizeof(a->addr));
 }
 
+/* src (NULL: "") into dst, cut to fit: no printf on the start-up path. */
+static void
+copy_str(char *dst, size_t len, const char *src)
+{
+	size_t n = src ? strnlen(src, len - 1) : 0;
+
+	memcpy(dst, src ? src : "", n);
+	dst[n] = '\0';
+}
+
 void
 shim_stats_describe(const char *prog, const char *config, unsigned int mode,
 		    bool bad_config)
 {
 	pthread_mutex_lock(&stats_lock);
-	snprintf(desc_prog, sizeof(desc_prog), "%s", prog ? prog : "");
-	snprintf(desc_config, sizeof(desc_config), "%s", config ? config : "");
+	copy_str(desc_prog, sizeof(desc_prog), prog);
+	copy_str(desc_config, sizeof(desc_config), config);
 	desc_mode = mode;
 	desc_bad = bad_config;
 	pthread_mutex_unlock(&stats_lock);

@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -288,30 +287,39 @@ shim_config_parse_file(struct shim_config *cfg, const char *path)
 
 /* ---- search order ---------------------------------------------------- */
 
+/*
+ * The file named by the concatenation of the parts (NULL ends them): no
+ * printf on the start-up path, whose code a short-lived program would
+ * otherwise load and run for this alone.
+ */
 static bool
-try_filef(struct shim_config *cfg, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static bool
-try_filef(struct shim_config *cfg, const char *fmt, ...)
+try_parts(struct shim_config *cfg, const char *const *parts)
 {
-	va_list ap;
+	size_t len = 1, off = 0;
 	char *path;
 	bool found;
-	int rc;
 
-	va_start(ap, fmt);
-	rc = vasprintf(&path, fmt, ap);
-	va_end(ap);
-	if (rc < 0) {
+	for (size_t i = 0; parts[i]; i++)
+		len += strlen(parts[i]);
+	path = malloc(len);
+	if (!path) {
 		cfg->bad = true;
 		cfg->n_errors++;
 		return false;
 	}
+	for (size_t i = 0; parts[i]; i++) {
+		size_t n = strlen(parts[i]);
+
+		memcpy(path + off, parts[i], n);
+		off += n;
+	}
+	path[off] = '\0';
 	found = try_file(cfg, path);
 	free(path);
 	return found;
 }
+
+#define TRY_PATH(cfg, ...) try_parts(cfg, (const char *const[]){ __VA_ARGS__, NULL })
 
 static bool
 progname_usable(const char *progname)
@@ -342,14 +350,14 @@ shim_config_load_dir(struct shim_config *cfg, const char *progname,
 	}
 	/* The XDG spec: a relative XDG_CONFIG_HOME is ignored. */
 	if (!found && per_prog && xdg && xdg[0] == '/')
-		found = try_filef(cfg, "%s/rpcrdma-shim/%s.conf", xdg, progname);
+		found = TRY_PATH(cfg, xdg, "/rpcrdma-shim/", progname, ".conf");
 	else if (!found && per_prog && home && *home)
-		found = try_filef(cfg, "%s/.config/rpcrdma-shim/%s.conf", home,
-				  progname);
+		found = TRY_PATH(cfg, home, "/.config/rpcrdma-shim/", progname,
+				 ".conf");
 	if (!found && per_prog)
-		found = try_filef(cfg, "%s/%s.conf", sysdir, progname);
+		found = TRY_PATH(cfg, sysdir, "/", progname, ".conf");
 	if (!found)
-		try_filef(cfg, "%s/default.conf", sysdir);
+		TRY_PATH(cfg, sysdir, "/default.conf");
 
 	config_parse_env_list(cfg, environ, true);
 	return (int)cfg->n_errors;
