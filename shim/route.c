@@ -338,8 +338,9 @@ shim_clnt_vc_create(int fd, const struct netbuf *raddr, rpcprog_t prog,
 						  sa_port((struct sockaddr *)&dst)));
 		/*
 		 * upgrade = background: the first call goes over TCP whatever
-		 * the cache says; the attempt looks into it (route_upgrade.c),
-		 * so that a process making one call never reads it.
+		 * the cache says; the second call looks into it before the
+		 * attempt (route_upgrade.c), so that a process making one call
+		 * never reads it.
 		 */
 		if (f.rule != SHIM_ACTION_TCP && !upgrades(cfg, f.mode))
 			f.cached = negative_lookup((struct sockaddr *)&rdst,

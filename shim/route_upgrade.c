@@ -42,19 +42,9 @@ upgrade_connect(void *arg, int fd)
 	const struct sockaddr *rdst = (struct sockaddr *)&u->rdst;
 	struct clnt_rdma_info info;
 	enum rdma_fail why = RDMA_FAIL_ERROR;
-	char shared[PATH_MAX + 128];
 	int err = 0;
 	CLIENT *cl;
 
-	/* Looked into here rather than at the create: see route.c. */
-	if (negative_lookup(rdst, u->negative_cache_s, &why, shared,
-			    sizeof(shared))) {
-		shim_stats_fallback(RDMA_FAIL_NEGCACHE);
-		log_client_tcp(rdst, (uint32_t)u->prog, (uint32_t)u->vers,
-			       RDMA_FAIL_NEGCACHE,
-			       shared[0] ? shared : rdma_fail_str(why));
-		return NULL;
-	}
 	/* A thread of our own: nothing libtirpc does here is the program's. */
 	shim_busy++;
 	cl = client_rdma(fd, &u->raddr, rdst, u->prog, u->vers, u->sendsz,
@@ -74,6 +64,30 @@ upgrade_connect(void *arg, int fd)
 	return NULL;
 }
 
+/*
+ * The negative caches, looked into by the call that would start the
+ * attempt rather than at the create (route.c): a process that makes one
+ * call never reads them.  A hit is logged and counted as at a create, by
+ * the program's thread, before it can exit.
+ */
+static bool
+upgrade_skip(void *arg)
+{
+	struct upgrade_ctx *u = arg;
+	const struct sockaddr *rdst = (struct sockaddr *)&u->rdst;
+	char shared[PATH_MAX + 128];
+	enum rdma_fail cached;
+
+	if (!negative_lookup(rdst, u->negative_cache_s, &cached, shared,
+			     sizeof(shared)))
+		return false;
+	shim_stats_fallback(RDMA_FAIL_NEGCACHE);
+	log_client_tcp(rdst, (uint32_t)u->prog, (uint32_t)u->vers,
+		       RDMA_FAIL_NEGCACHE,
+		       shared[0] ? shared : rdma_fail_str(cached));
+	return true;
+}
+
 static void
 upgrade_release(void *arg)
 {
@@ -82,6 +96,7 @@ upgrade_release(void *arg)
 
 static const struct clnt_upgrade_ops upgrade_ops = {
 	.connect = upgrade_connect,
+	.skip = upgrade_skip,
 	.release = upgrade_release,
 };
 

@@ -199,8 +199,12 @@ up_pick(struct up *u)
 	pthread_mutex_lock(&u->lock);
 	if (u->calls < UINT_MAX)
 		u->calls++;
-	if (u->state == UP_TCP && u->calls > u->after)
-		attempt_start_locked(u);
+	if (u->state == UP_TCP && u->calls > u->after) {
+		if (u->ops->skip && u->ops->skip(u->arg))
+			u->state = UP_FAILED;
+		else
+			attempt_start_locked(u);
+	}
 	if (u->state == UP_RDMA && !u->switched)
 		switch_locked(u);
 	inner = u->state == UP_RDMA ? u->rdma : u->tcp;

@@ -25,6 +25,12 @@ struct clnt_upgrade_ops {
 	 * destroyed (CLSET_FD_CLOSE), or NULL (fd closed then by the caller).
 	 */
 	CLIENT *(*connect)(void *arg, int fd);
+	/*
+	 * Optional, in the thread of the call that would start the attempt,
+	 * under the CLIENT's lock: true when no attempt is to be made (the
+	 * calls stay on TCP), e.g. a peer known to have failed a moment ago.
+	 */
+	bool (*skip)(void *arg);
 	/* Once, when neither the CLIENT nor the attempt needs arg any more. */
 	void (*release)(void *arg);
 };

@@ -408,11 +408,54 @@ test_destroyed_while_connecting(void)
 	CHECK(back_to_threads(t0), "and its thread is gone");
 }
 
+/* skip: the call that would start the attempt asks first; no thread then. */
+static int skips;
+
+static bool
+gate_skip(void *arg)
+{
+	(void)arg;
+	skips++;
+	return true;
+}
+
+static const struct clnt_upgrade_ops skip_ops = {
+	.connect = gate_connect,
+	.skip = gate_skip,
+	.release = gate_release,
+};
+
+static void
+test_skipped(void)
+{
+	int tcp_destroyed = 0, sock = dup(1), t0 = threads();
+	struct gate g;
+	CLIENT *tcp = fake_new("tcp", sock, 0x1000, &tcp_destroyed);
+	CLIENT *cl;
+
+	gate_init(&g, true);
+	cl = clnt_upgrade_create(tcp, 1, &skip_ops, &g);
+	CHECK(call(cl) == RPC_SUCCESS, "the first call goes over TCP");
+	CHECK_EQ_U(skips, 0, "without asking");
+	CHECK(call(cl) == RPC_SUCCESS && call(cl) == RPC_SUCCESS &&
+	      fake_of(tcp)->calls == 3, "the next calls stay on TCP");
+	CHECK_EQ_U(skips, 1, "skip is asked once, by the second call");
+	CHECK(clnt_upgrade_settled(cl, 0) && clnt_upgrade_rdma(cl) == NULL,
+	      "settled at once: no attempt");
+	CHECK_EQ_U(g.connects, 0, "connect is never called");
+	CHECK(back_to_threads(t0), "no thread was started");
+	clnt_destroy(cl);
+	CHECK(tcp_destroyed == 1, "destroy: the TCP CLIENT");
+	close(sock);
+	CHECK(gate_released(&g), "the state is let go");
+}
+
 int
 main(void)
 {
 	test_switch();
 	test_failed();
 	test_destroyed_while_connecting();
+	test_skipped();
 	return check_done();
 }
