@@ -135,34 +135,36 @@ clnt_hook_destroy(CLIENT *cl)
 	cl->cl_ops->cl_destroy(cl);
 }
 
-static struct clnt_hook *
-hook_add(CLIENT *cl, struct shim_stats_conn *s)
-{
-	struct clnt_hook *h;
-
-	h = calloc(1, sizeof(*h));
-	if (!h)
-		return NULL;
-	h->orig = cl->cl_ops;
-	h->ops = *cl->cl_ops;
-	h->ops.cl_call = clnt_hook_call;
-	h->ops.cl_destroy = clnt_hook_destroy;
-	h->stats = s;
-	pthread_mutex_init(&h->lock, NULL);
-	return h;
-}
-
-int
-clnt_hook_stats(CLIENT *cl, struct shim_stats_conn *s)
+/* A hook for cl, counting into s, not yet installed (cl->cl_ops). */
+static int
+hook_new(CLIENT *cl, struct shim_stats_conn *s, struct clnt_hook **hp)
 {
 	struct clnt_hook *h;
 
 	/* One slot per CLIENT: a second hook would find itself as orig. */
 	if (cl->cl_ops->cl_call == clnt_hook_call)
 		return -EEXIST;
-	h = hook_add(cl, s);
+	h = calloc(1, sizeof(*h));
 	if (!h)
 		return -ENOMEM;
+	h->orig = cl->cl_ops;
+	h->ops = *cl->cl_ops;
+	h->ops.cl_call = clnt_hook_call;
+	h->ops.cl_destroy = clnt_hook_destroy;
+	h->stats = s;
+	pthread_mutex_init(&h->lock, NULL);
+	*hp = h;
+	return 0;
+}
+
+int
+clnt_hook_stats(CLIENT *cl, struct shim_stats_conn *s)
+{
+	struct clnt_hook *h;
+	int ret = hook_new(cl, s, &h);
+
+	if (ret)
+		return ret;
 	cl->cl_ops = &h->ops;
 	return 0;
 }
@@ -173,12 +175,10 @@ clnt_hook_stats_lazy(CLIENT *cl, struct shim_stats_conn *rec,
 		     struct shim_stats_conn *(*adopt)(const struct shim_stats_conn *rec))
 {
 	struct clnt_hook *h;
+	int ret = hook_new(cl, rec, &h);
 
-	if (cl->cl_ops->cl_call == clnt_hook_call)
-		return -EEXIST;
-	h = hook_add(cl, rec);
-	if (!h)
-		return -ENOMEM;
+	if (ret)
+		return ret;
 	h->lazy = true;
 	h->owned = true;
 	h->after = after;
