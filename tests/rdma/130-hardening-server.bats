@@ -163,7 +163,9 @@ back_to_start() {
 		# Not the last few: most clients run to their end.
 		if ((${#killed[@]} < 8 && ${#running[@]} > 4)); then
 			i=${running[RANDOM % ${#running[@]}]}
-			kill -KILL "$i"
+			# It may have ended since it was seen running: then it
+			# ran to its end and is not counted as killed.
+			kill -KILL "$i" 2>/dev/null || continue
 			killed+=("$i")
 		fi
 	done
