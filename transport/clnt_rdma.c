@@ -8,7 +8,8 @@
  * Callers on several threads share a CLIENT: their calls are in flight
  * together, up to the credits the server grants (RFC 8166 s4.3), each
  * reply handed to its caller by XID; ct_lock is held except while they
- * wait (clnt_rdma_wait.c).  What a program sees is clnt_vc's: the XID
+ * wait (clnt_rdma_wait.c) and while one of them connects again
+ * (ct_renew).  What a program sees is clnt_vc's: the XID
  * sequence, clnt_control, per-call timeouts, an error per call
  * (clnt_geterr on the calling thread), clnt_destroy waiting for callers.
  */
@@ -142,9 +143,18 @@ ct_renew(struct ct_rdma *ct, int64_t deadline, const char *why_lost)
 		return -ETIMEDOUT;
 	if (left < ms)
 		ms = (int)left;
+	/*
+	 * The connect waits on the network, up to the connect timeout: the
+	 * lock goes meanwhile, so that the other threads' calls keep their
+	 * own timeouts (ct_renewing holds them in ct_ready) and
+	 * clnt_control() answers.  Nothing of the connection is left to
+	 * touch: no endpoint, no slot, no poller.
+	 */
+	pthread_mutex_unlock(&ct->ct_lock);
 	ret = ep_connect((struct sockaddr *)&ct->ct_dst,
 			 ct->ct_has_src ? (struct sockaddr *)&ct->ct_src : NULL,
 			 ms, &ct->ct_attr, &ep, &why);
+	pthread_mutex_lock(&ct->ct_lock);
 	if (ret)
 		return ret;
 	ct->ct_ep = ep;

@@ -64,6 +64,8 @@ fake_unlock(void)
 unsigned int recv_reserved, fake_connects;
 unsigned int fake_sleeps, fake_busy_polls;
 bool fake_refuse;
+int fake_connect_ms;
+unsigned int fake_connecting;
 static struct ibv_context fake_ctx;
 static struct ibv_pd fake_pd = { .context = &fake_ctx };
 static struct rdma_dev fake_dev;
@@ -220,6 +222,16 @@ ep_connect(const struct sockaddr *dst, const struct sockaddr *src,
 	if (fake_refuse) {
 		*why = RDMA_FAIL_UNREACHABLE;
 		return -ECONNREFUSED;
+	}
+	if (fake_connect_ms) {
+		__atomic_add_fetch(&fake_connecting, 1, __ATOMIC_RELEASE);
+		(void)poll(NULL, 0, fake_connect_ms < timeout_ms ?
+				    fake_connect_ms : timeout_ms);
+		__atomic_sub_fetch(&fake_connecting, 1, __ATOMIC_RELEASE);
+		if (fake_connect_ms > timeout_ms) {
+			*why = RDMA_FAIL_TIMEOUT;
+			return -ETIMEDOUT;
+		}
 	}
 	ep = calloc(1, sizeof(*ep));
 	fake_connects++;
@@ -552,6 +564,7 @@ fake_reset(uint32_t send_max)
 	nbound = nlocal_inv = violations = 0;
 	fake_forked = false;
 	fake_refuse = false;
+	fake_connect_ms = 0;
 	fake_abandoned = 0;
 	fake_send_max = send_max;
 	fake_ctx.ops.alloc_mw = fake_alloc_mw;

@@ -84,6 +84,13 @@ extern unsigned int recv_reserved;
 /* Endpoints connected so far; connects refused while fake_refuse. */
 extern unsigned int fake_connects;
 extern bool fake_refuse;
+/*
+ * A connect takes this long (0: none); one that would take longer than
+ * its timeout fails with ETIMEDOUT when the timeout ends.  fake_connecting:
+ * connects under way.
+ */
+extern int fake_connect_ms;
+extern unsigned int fake_connecting;
 /* What the budget can give (rdma_mem_available). */
 extern uint64_t fake_mem_available;
 /* The address the client connects to. */

@@ -280,6 +280,53 @@ test_concurrent_renew(void)
 }
 
 /*
+ * A connection made again while other threads call: the connect may take
+ * up to the connect timeout, and the others' calls keep their own,
+ * shorter, timeouts meanwhile; clnt_control() answers at once.
+ */
+static void
+test_renew_others_go_on(void)
+{
+	CLIENT *cl = make_client(8, 4096);
+	struct ct_rdma *ct = ct_of(cl);
+	struct timeval tv;
+	struct echoer a;
+	unsigned int connects;
+	int64_t t0, took;
+
+	srv.credits = 8;
+	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "a call granting eight credits");
+	connects = fake_connects;
+	ct->ct_connect_ms = 5000;
+	fake_kill(ct->ct_ep);
+	fake_connect_ms = 2500;
+	a = (struct echoer){ .cl = cl, .id = 1, .calls = 1, .timeout_ms = 20000 };
+	CHECK(pthread_create(&a.thread, NULL, echo_run, &a) == 0, "the renewing caller");
+	while (!fake_read(&fake_connecting))
+		(void)poll(NULL, 0, 1);
+
+	t0 = ep_now_ms();
+	CHECK(clnt_control(cl, CLGET_TIMEOUT, (char *)&tv), "clnt_control during the connect");
+	took = ep_now_ms() - t0;
+	CHECK(took < 1000, "... answered at once (%lld ms)", (long long)took);
+	t0 = ep_now_ms();
+	CHECK_EQ_U(null_call(cl, 200), RPC_TIMEDOUT,
+		   "a call of 200 ms during the connect times out");
+	took = ep_now_ms() - t0;
+	CHECK(took < 1500, "... within its own timeout, not the connect's (%lld ms)",
+	      (long long)took);
+	CHECK(fake_read(&fake_connecting), "the connect was still under way");
+
+	pthread_join(a.thread, NULL);
+	CHECK_EQ_U(a.ok, 1, "the renewing caller's call was answered");
+	CHECK_EQ_U(fake_connects, connects + 1, "on one new connection");
+	fake_connect_ms = 0;
+	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "and the next call too");
+	CHECK_EQ_U(ct->ct_outstanding, 0, "no credit held after");
+	destroy_client(cl);
+}
+
+/*
  * poll_us: a wait polls the completion queue that long before it sleeps,
  * and a CLIENT between calls polls nothing.
  */
@@ -368,6 +415,7 @@ main(void)
 	test_concurrent_timeout();
 	test_destroy_waits_all();
 	test_concurrent_renew();
+	test_renew_others_go_on();
 	test_polling();
 	test_concurrent_first_calls();
 	return check_done();
