@@ -370,6 +370,18 @@ int ct_reap(struct ct_rdma *ct);
 int ct_completion(struct ct_rdma *ct, const struct ibv_wc *wc);
 
 /* ------------------------------------------------------------------ */
+/* The connection under the calls (clnt_rdma_conn.c)                   */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Before a call: a connection that works, and a slot on it, made again
+ * once per call (*renewed) when lost; why_lost, when not NULL, is what
+ * the log says of the old one.  Returns the slot, or a negative errno.
+ */
+int ct_ready(struct ct_rdma *ct, int64_t deadline, bool *renewed,
+	     const char *why_lost);
+
+/* ------------------------------------------------------------------ */
 /* Waiting with several callers (clnt_rdma_wait.c)                     */
 /* ------------------------------------------------------------------ */
 
