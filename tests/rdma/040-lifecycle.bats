@@ -37,17 +37,21 @@ _client_qp_or_gone() {
 	# Debug: the server logs every connection, not only an address's first.
 	start_server --shim --env RPCRDMA_SHIM_LOG_LEVEL=debug -m tli -a "$RXE_ADDR" -p "$port"
 
-	start_client_bg --rdma -m tli -h "$RXE_ADDR" -p "$port" -o "$OPS" -s "$SIZES" -c 60
+	# Each holds its CLIENT after its calls (-H): a client done before
+	# the other connected still has its connection then.
+	start_client_bg --rdma -m tli -h "$RXE_ADDR" -p "$port" -o "$OPS" -s "$SIZES" -c 60 -H
 	a=$CLIENT_PID
 	local log_a=$CLIENT_LOG
-	start_client_bg --rdma -m tli -h "$RXE_ADDR" -p "$port" -o "$OPS" -s "$SIZES" -c 60
+	start_client_bg --rdma -m tli -h "$RXE_ADDR" -p "$port" -o "$OPS" -s "$SIZES" -c 60 -H
 	b=$CLIENT_PID
 	# Both connected at once: the server holds two queue pairs.
 	wait_qps rpctest-server 2 30
-	wait_bg "$a" 120
-	local sa=$BG_STATUS
-	wait_bg "$b" 120
-	local sb=$BG_STATUS
+	wait_log "$log_a" "^holding after" 120
+	wait_log "$CLIENT_LOG" "^holding after" 120
+	_stop_pid "$a" || fail "the first client did not stop on SIGTERM"
+	local sa=$STOP_STATUS
+	_stop_pid "$b" || fail "the second client did not stop on SIGTERM"
+	local sb=$STOP_STATUS
 
 	run cat "$log_a"
 	((sa == 0)) || fail "first client exited $sa"
