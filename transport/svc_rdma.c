@@ -227,23 +227,44 @@ sc_reply_live(SVCXPRT *xprt, struct rpc_msg *msg)
 }
 
 /*
- * After a dispatch: whether svc_run goes on with this connection.  Not
- * beyond SC_ROUND_CALLS calls or SC_ROUND_MS: then the others get their
- * turn, and the descriptor is made readable again (ep_kick) so that the
- * next poll comes back for the calls still in the ring, as a TCP socket
- * with data left stays readable.  A connection waiting for completions
- * (its Sends, its Read chunks) is idle until they wake it.  One whose
- * call was just answered polls for its client's next call within its
- * turn (svc_rdma_poll.c).
+ * Whether svc_run's turn on this connection goes on.  SC_ROUND_MS always
+ * ends it, so that the program's own loop runs; SC_ROUND_CALLS only when
+ * another of the program's RPC descriptors is readable: a connection
+ * nobody waits behind is served on, without a trip through the loop (and
+ * ep_kick) every few calls.  *alone says that the others were looked at
+ * and none was ready.
+ */
+static bool
+sc_turn_left(struct svc_rdma_conn *sc, bool *alone)
+{
+	if (ep_now_ms() - sc->round_start >= SC_ROUND_MS)
+		return false;
+	if (sc->round_calls < SC_ROUND_CALLS)
+		return true;
+	*alone = !sc_others_ready(sc);
+	return *alone;
+}
+
+/*
+ * After a dispatch: whether svc_run goes on with this connection, within
+ * its turn (sc_turn_left).  At the turn's end the others get theirs, and
+ * the descriptor is made readable again (ep_kick) so that the next poll
+ * comes back for the calls still in the ring, as a TCP socket with data
+ * left stays readable.  A connection waiting for completions (its Sends,
+ * its Read chunks) is idle until they wake it.  One whose call was just
+ * answered polls for its client's next call within its turn
+ * (svc_rdma_poll.c).
  */
 static enum xprt_stat
 sc_turn(struct svc_rdma_conn *sc, bool served)
 {
+	bool alone = false;
+
 	if (ep_dead(sc->ep))
 		return XPRT_DIED;
 	if (served && !sc->stalled && !sc->pull.active && !sc->rq_count &&
-	    !sc->in_call && sc->round_calls < SC_ROUND_CALLS &&
-	    ep_now_ms() - sc->round_start < SC_ROUND_MS && sc_poll_next(sc))
+	    !sc->in_call && sc_turn_left(sc, &alone) &&
+	    sc_poll_next(sc, alone))
 		return XPRT_MOREREQS;
 	if (ep_dead(sc->ep))
 		return XPRT_DIED;
@@ -257,8 +278,7 @@ sc_turn(struct svc_rdma_conn *sc, bool served)
 		}
 		return XPRT_IDLE;
 	}
-	if (sc->round_calls < SC_ROUND_CALLS &&
-	    ep_now_ms() - sc->round_start < SC_ROUND_MS)
+	if (sc_turn_left(sc, &alone))
 		return XPRT_MOREREQS;
 	sc->round_calls = 0;
 	return ep_kick(sc->ep) ? XPRT_IDLE : XPRT_MOREREQS;

@@ -65,9 +65,10 @@
 #define SC_FD_RESERVE 16u
 /*
  * Fairness (one connection must not hold svc_run's thread): calls served
- * per connection before the others get a turn, and how long a turn may
- * last; the connection's descriptor is left readable (ep_kick) so that
- * svc_run comes back to it.
+ * per connection before the others get a turn, when another descriptor is
+ * ready, and how long a turn may last in any case (the program's own loop
+ * runs then); the connection's descriptor is left readable (ep_kick) so
+ * that svc_run comes back to it.
  */
 #define SC_ROUND_CALLS 4
 #define SC_ROUND_MS 5
@@ -256,10 +257,13 @@ void sc_completions(struct svc_rdma_conn *sc, const struct ibv_wc *wc, int n);
 /*
  * After a call was answered, within the connection's turn (sc_turn):
  * poll its CQs for the client's next call, for up to poll_us, unless
- * another of the program's descriptors is ready.  True when a call came
- * (in the ring).  Holds sc->lock.
+ * another of the program's descriptors is ready (alone: they were just
+ * looked at, none was).  True when a call came (in the ring).  Holds
+ * sc->lock.
  */
-bool sc_poll_next(struct svc_rdma_conn *sc);
+bool sc_poll_next(struct svc_rdma_conn *sc, bool alone);
+/* Whether a descriptor of the program other than this connection's is readable now. */
+bool sc_others_ready(const struct svc_rdma_conn *sc);
 /* Reap the finished Sends of the listener's other connections. */
 void sc_reap_others(struct svc_rdma_conn *sc);
 /* A pool buffer, reaping finished Sends first when the budget is short. */

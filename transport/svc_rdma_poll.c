@@ -9,7 +9,7 @@
  * serves it at once without going back to the loop.
  *
  * Bounded, so that nobody waits for it: only within the connection's
- * fair turn (sc_turn: SC_ROUND_CALLS calls, SC_ROUND_MS), after which
+ * fair turn (sc_turn_left: SC_ROUND_MS, SC_ROUND_CALLS), after which
  * the program's loop runs and sees everyone; not at all while another of
  * the program's descriptors is readable (a TCP client, another
  * connection, a listener); and not while a call waits for its reply from
@@ -34,8 +34,8 @@
  * readable now (libtirpc's svc_pollfd holds every registered transport,
  * whichever loop the program runs).
  */
-static bool
-others_ready(const struct svc_rdma_conn *sc)
+bool
+sc_others_ready(const struct svc_rdma_conn *sc)
 {
 	int i, n;
 
@@ -51,7 +51,7 @@ others_ready(const struct svc_rdma_conn *sc)
 }
 
 bool
-sc_poll_next(struct svc_rdma_conn *sc)
+sc_poll_next(struct svc_rdma_conn *sc, bool alone)
 {
 	unsigned int us = sc->lst->params.poll_us;
 	struct ibv_wc wc[SC_POLL_BATCH];
@@ -59,7 +59,7 @@ sc_poll_next(struct svc_rdma_conn *sc)
 	unsigned int i;
 	int n;
 
-	if (!us || others_ready(sc))
+	if (!us || (!alone && sc_others_ready(sc)))
 		return false;
 	until = ep_now_us() + us;
 	for (i = 1; !ep_dead(sc->ep); i++) {
