@@ -228,18 +228,20 @@ sc_reply_live(SVCXPRT *xprt, struct rpc_msg *msg)
 
 /*
  * Whether svc_run's turn on this connection goes on.  SC_ROUND_MS always
- * ends it, so that the program's own loop runs; SC_ROUND_CALLS only when
- * another of the program's RPC descriptors is readable: a connection
- * nobody waits behind is served on, without a trip through the loop (and
- * ep_kick) every few calls.  *alone says that the others were looked at
- * and none was ready.
+ * ends it, so that the program's own loop runs; every SC_ROUND_CALLS calls
+ * the others are looked at, and one of the program's RPC descriptors
+ * readable ends it: a connection nobody waits behind is served on,
+ * without a trip through the loop (and ep_kick) every few calls, and one
+ * that others wait behind yields as before.  *alone says that the others
+ * were looked at and none was ready.
  */
 static bool
 sc_turn_left(struct svc_rdma_conn *sc, bool *alone)
 {
 	if (ep_now_ms() - sc->round_start >= SC_ROUND_MS)
 		return false;
-	if (sc->round_calls < SC_ROUND_CALLS)
+	if (sc->round_calls < SC_ROUND_CALLS ||
+	    sc->round_calls % SC_ROUND_CALLS)
 		return true;
 	*alone = !sc_others_ready(sc);
 	return *alone;
