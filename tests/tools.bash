@@ -106,21 +106,24 @@ stat_json() {
 	run --separate-stderr "$RPCRDMA_TEST_STAT" -j "$@"
 	assert_success
 	STAT_JSON=$output
-	local k v
+	# One assignment of every pair, read at once: a loop of bash's read
+	# makes system calls per line, and the 100 000 pairs of a thousand
+	# connections took ten minutes that way in the emulated machine.
+	local pairs
 	declare -gA ST=()
-	while IFS=$'\t' read -r k v; do
-		ST[$k]=$v
-	done < <(jq -r '
+	pairs=$(jq -r '
+		def pair($k; $v): "[\($k | @sh)]=\($v | tostring | @sh)";
 		def leaves($k): paths(type != "object" and type != "array") as $q
-			| "\($k).\($q | map(tostring) | join("."))\t\(getpath($q))";
+			| pair("\($k).\($q | map(tostring) | join("."))"; getpath($q));
 		.processes[] | .pid as $p
 		| leaves("\($p)"),
-		  "\($p).ntransports\t\(.transports | length)",
+		  pair("\($p).ntransports"; .transports | length),
 		  (.transports
 		   | (map(select(.role == "client"))[0] // empty | leaves("\($p).client")),
 		     (map(select(.role == "listener"))[0] // empty | leaves("\($p).listener")),
 		     (.[] | select(.role == "server") | leaves("\($p).server.\(.peer.port)")))
 		' <<<"$STAT_JSON") || fail "rpcrdma-stat -j printed no JSON: $STAT_JSON"
+	eval "ST=($pairs)"
 }
 
 # assert_st KEY VALUE: ST[KEY] is VALUE.
