@@ -64,11 +64,11 @@
  */
 #define SC_FD_RESERVE 16u
 /*
- * Fairness (one connection must not hold svc_run's thread): calls served
- * per connection before the others get a turn, when another descriptor is
- * ready, and how long a turn may last in any case (the program's own loop
- * runs then); the connection's descriptor is left readable (ep_kick) so
- * that svc_run comes back to it.
+ * Fairness (one connection must not hold svc_run's thread): every how
+ * many calls a turn looks at the program's other descriptors, and ends if
+ * one is ready, and how long a turn may last in any case (the program's
+ * own loop runs then); the connection's descriptor is left readable
+ * (ep_kick) so that svc_run comes back to it.
  */
 #define SC_ROUND_CALLS 4
 #define SC_ROUND_MS 5
@@ -262,7 +262,7 @@ void sc_completions(struct svc_rdma_conn *sc, const struct ibv_wc *wc, int n);
  * sc->lock.
  */
 bool sc_poll_next(struct svc_rdma_conn *sc, bool alone);
-/* Whether a descriptor of the program other than this connection's is readable now. */
+/* Whether another of the program's descriptors is readable now. */
 bool sc_others_ready(const struct svc_rdma_conn *sc);
 /* Reap the finished Sends of the listener's other connections. */
 void sc_reap_others(struct svc_rdma_conn *sc);
