@@ -307,4 +307,20 @@ ep_relax(void)
 int64_t ep_now_ms(void);
 int64_t ep_now_us(void);
 
+/*
+ * A bounded busy poll's clock: the first look sets *until (0 before) to
+ * us from now and says false; later ones say whether it has passed.
+ */
+static inline bool
+ep_spin_over(int64_t *until, unsigned int us)
+{
+	int64_t now = ep_now_us();
+
+	if (!*until) {
+		*until = now + us;
+		return false;
+	}
+	return now >= *until;
+}
+
 #endif

@@ -112,7 +112,7 @@ sc_pool_get(struct svc_rdma_conn *sc, size_t len)
 
 	if (pb || errno != ENOMEM)
 		return pb;
-	sc_drain(sc);
+	sc_collect(sc);
 	sc_reap_others(sc);
 	return rdma_pool_get(ep_dev(sc->ep), len);
 }
@@ -270,6 +270,21 @@ sc_turn(struct svc_rdma_conn *sc, bool served)
 		return XPRT_MOREREQS;
 	if (ep_dead(sc->ep))
 		return XPRT_DIED;
+	/*
+	 * Before the program's loop sleeps on the descriptor, the queues are
+	 * armed (sc_drain reads the events that fired, so the flags of the
+	 * send queue's arming are true again); a call that came before the
+	 * arming is in the ring now.
+	 */
+	if (sc->stalled || sc->pull.active || !sc->rq_count) {
+		unsigned int taken = sc_drain(sc);
+
+		if ((sc->stalled || sc->pull.active) && ep_arm_send(sc->ep))
+			taken += sc_drain(sc);
+		/* What the connection waited for may be among them. */
+		if (taken && (sc->stalled || sc->pull.active) && !ep_dead(sc->ep))
+			return XPRT_MOREREQS;
+	}
 	if (sc->stalled || sc->pull.active || !sc->rq_count) {
 		sc->round_calls = 0;
 		/* An idle connection holds no send buffer. */

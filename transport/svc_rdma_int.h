@@ -245,8 +245,17 @@ void sc_call_done(struct svc_rdma_conn *sc);
 /* Receiving (svc_rdma_recvfrom.c)                                     */
 /* ------------------------------------------------------------------ */
 
-/* Take every completion available: receives are queued, sends reaped. */
-void sc_drain(struct svc_rdma_conn *sc);
+/*
+ * Take every completion available: receives are queued, sends reaped.
+ * sc_drain leaves the completion queue armed, so that what comes next
+ * wakes the connection's descriptor: before the connection sleeps or goes
+ * back to the program's loop.  sc_collect does not arm it: while the
+ * connection is served, an armed queue would cost a completion event (in
+ * rxe a tasklet, run by ksoftirqd) for every call.  sc_drain returns
+ * how many completions it took.
+ */
+unsigned int sc_drain(struct svc_rdma_conn *sc);
+void sc_collect(struct svc_rdma_conn *sc);
 /* Handle n completions polled from the connection's CQs (sc_drain's). */
 void sc_completions(struct svc_rdma_conn *sc, const struct ibv_wc *wc, int n);
 

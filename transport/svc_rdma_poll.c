@@ -14,8 +14,8 @@
  * the program's descriptors is readable (a TCP client, another
  * connection, a listener); and not while a call waits for its reply from
  * a worker thread (it would wait for sc->lock).  A connection idle for
- * longer than poll_us costs nothing: its completion channel, armed as
- * before, wakes the loop for its next call.
+ * longer than poll_us costs nothing: its completion channel, armed when
+ * the turn ends (sc_turn), wakes the loop for its next call.
  */
 #include <errno.h>
 #include <poll.h>
@@ -61,7 +61,8 @@ sc_poll_next(struct svc_rdma_conn *sc, bool alone)
 
 	if (!us || (!alone && sc_others_ready(sc)))
 		return false;
-	until = ep_now_us() + us;
+	/* The clock is first read after a few polls: most calls come sooner. */
+	until = 0;
 	for (i = 1; !ep_dead(sc->ep); i++) {
 		n = ep_poll_busy(sc->ep, wc, SC_POLL_BATCH);
 		if (n < 0) {
@@ -75,7 +76,7 @@ sc_poll_next(struct svc_rdma_conn *sc, bool alone)
 				return true;
 			continue;
 		}
-		if (i % SC_SPIN_CLOCK == 0 && ep_now_us() >= until)
+		if (i % SC_SPIN_CLOCK == 0 && ep_spin_over(&until, us))
 			break;
 		ep_relax();
 	}

@@ -78,21 +78,37 @@ sc_send_done(struct svc_rdma_conn *sc, const struct ibv_wc *wc)
 	(void)ep_reap_send(sc->ep, wc);
 }
 
-void
-sc_drain(struct svc_rdma_conn *sc)
+static unsigned int
+take_completions(struct svc_rdma_conn *sc, bool arm)
 {
 	struct ep *ep = sc->ep;
 	struct ibv_wc wc[SC_POLL_BATCH];
+	unsigned int taken = 0;
 	int n;
 
 	do {
-		n = ep_poll(ep, wc, SC_POLL_BATCH);
+		n = arm ? ep_poll(ep, wc, SC_POLL_BATCH) :
+			  ep_poll_busy(ep, wc, SC_POLL_BATCH);
 		if (n < 0) {
 			ep_set_dead(ep, EIO);
-			return;
+			break;
 		}
 		sc_completions(sc, wc, n);
+		taken += (unsigned int)n;
 	} while (n > 0);
+	return taken;
+}
+
+unsigned int
+sc_drain(struct svc_rdma_conn *sc)
+{
+	return take_completions(sc, true);
+}
+
+void
+sc_collect(struct svc_rdma_conn *sc)
+{
+	take_completions(sc, false);
 }
 
 void
@@ -439,7 +455,7 @@ sc_recv(SVCXPRT *xprt, struct rpc_msg *msg)
 	int ret;
 
 	sc->stalled = false;
-	sc_drain(sc);
+	sc_collect(sc);
 	if (!sc->round_calls)
 		sc->round_start = ep_now_ms();
 	/* A pull the connection's end cut short is ended (and said) first. */

@@ -34,7 +34,7 @@ static int
 sc_get_send(struct svc_rdma_conn *sc)
 {
 	struct ep *ep = sc->ep;
-	int64_t deadline = ep_now_ms() + SC_SEND_WAIT_MS;
+	int64_t deadline = 0;
 	int idx = sc->reply_idx;
 
 	sc->reply_idx = -1;
@@ -42,6 +42,9 @@ sc_get_send(struct svc_rdma_conn *sc)
 		idx = ep_get_send(ep);
 		if (idx >= 0 || ep_dead(ep))
 			break;
+		/* The clock is read only by a wait. */
+		if (!deadline)
+			deadline = ep_now_ms() + SC_SEND_WAIT_MS;
 		sc_drain(sc);
 		/*
 		 * Send buffers are shared: finished Sends of other
@@ -75,7 +78,7 @@ sc_post_send(struct svc_rdma_conn *sc, uint32_t idx, struct ibv_send_wr *pre,
 	     unsigned int nattach)
 {
 	struct ep *ep = sc->ep;
-	int64_t deadline = ep_now_ms() + SC_SEND_WAIT_MS;
+	int64_t deadline = 0;
 	unsigned int i;
 	int ret;
 
@@ -84,6 +87,8 @@ sc_post_send(struct svc_rdma_conn *sc, uint32_t idx, struct ibv_send_wr *pre,
 				   attach, nattach);
 		if (ret != -EAGAIN)
 			break;
+		if (!deadline)
+			deadline = ep_now_ms() + SC_SEND_WAIT_MS;
 		sc_drain(sc);
 		if (!sc_sleep(sc, deadline)) {
 			ret = -ETIMEDOUT;
