@@ -272,9 +272,9 @@ sc_turn(struct svc_rdma_conn *sc, bool served)
 		return XPRT_DIED;
 	/*
 	 * Before the program's loop sleeps on the descriptor, the queues are
-	 * armed (sc_drain reads the events that fired, so the flags of the
-	 * send queue's arming are true again); a call that came before the
-	 * arming is in the ring now.
+	 * armed: sc_drain first reads the events that fired (after which
+	 * ep_arm_send knows whether the send CQ is still armed); a call that
+	 * came before the arming is in the ring now.
 	 */
 	if (sc->stalled || sc->pull.active || !sc->rq_count) {
 		unsigned int taken = sc_drain(sc);
