@@ -217,7 +217,7 @@ ct_call_once(CLIENT *cl, struct ct_rdma *ct, rpcproc_t proc,
 	*refresh = false;
 	*same_xid = 0;
 	memset(&ct->ct_error, 0, sizeof(ct->ct_error));
-	deadline = ep_now_ms() + tv_ms(&ct->ct_wait);
+	deadline = ep_deadline_ms(tv_ms(&ct->ct_wait));
 again:
 	s = ct_ready(ct, deadline, &renewed, why_lost);
 	if (s < 0)

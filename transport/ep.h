@@ -303,9 +303,16 @@ ep_relax(void)
 	(void)sched_yield();
 }
 
-/* Milliseconds and microseconds on the monotonic clock. */
+/* Milliseconds and microseconds on the monotonic clock (ep_clock.c). */
 int64_t ep_now_ms(void);
 int64_t ep_now_us(void);
+
+/*
+ * A deadline on ep_now_ms()'s clock at least ms from now, and at most a
+ * tick of the coarse clock later, read without a system call: for the
+ * bounds of waits (seconds), not for timing.
+ */
+int64_t ep_deadline_ms(int64_t ms);
 
 /*
  * A bounded busy poll's clock: the first look sets *until (0 before) to

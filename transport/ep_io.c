@@ -4,28 +4,9 @@
  */
 #include <errno.h>
 #include <poll.h>
-#include <time.h>
 
 #include "common/log.h"
 #include "ep_int.h"
-
-int64_t
-ep_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-int64_t
-ep_now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
 
 int
 ep_dead(const struct ep *ep)

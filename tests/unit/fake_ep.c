@@ -539,24 +539,6 @@ ep_reap_send(struct ep *ep, const struct ibv_wc *wc)
 	return true;
 }
 
-int64_t
-ep_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-int64_t
-ep_now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 void
 fake_reset(uint32_t send_max)
 {
