@@ -361,6 +361,7 @@ clnt_rdma_call(CLIENT *cl, rpcproc_t proc, xdrproc_t xdr_args, void *args_ptr,
 
 	if (ct_forked(ct))
 		return ct_parents_call(ct);
+	CP_MARK(CP_CALL);
 	pthread_mutex_lock(&ct->ct_lock);
 	ct->ct_callers++;
 	if (!ct->ct_waitset && !time_not_ok(&timeout))
@@ -385,6 +386,7 @@ clnt_rdma_call(CLIENT *cl, rpcproc_t proc, xdrproc_t xdr_args, void *args_ptr,
 	/* Its credit, slot and memory may be what others wait for. */
 	ct_wake_waiters(ct);
 	pthread_mutex_unlock(&ct->ct_lock);
+	CP_MARK(CP_RETURN);
 	return st;
 }
 

@@ -151,6 +151,7 @@ ct_take_reply(struct ct_rdma *ct, struct ct_slot *slot,
 	if (!well_formed)
 		rep->hdr.proc = UINT32_MAX;
 	slot->replied = true;
+	CP_MARK(CP_REPLY);
 }
 
 /*

@@ -30,6 +30,7 @@
 #include <rpc/rpc.h>
 
 #include "common/stats.h"
+#include "cp_trace.h"
 #include "ep.h"
 #include "rpcrdma_xdr.h"
 #include "clnt_rdma_v2.h"

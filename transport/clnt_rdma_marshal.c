@@ -376,8 +376,10 @@ ct_send_call(struct ct_rdma *ct, unsigned int s, uint32_t xid, size_t len,
 	sge[1].length = (uint32_t)len;
 	sge[1].lkey = slot->callbuf->buf.mr->lkey;
 	for (;;) {
+		CP_MARK(CP_CALL_POST);
 		ret = ep_post_send(ep, (uint32_t)sidx, binds, (unsigned int)nbinds,
 				   sge, long_call ? 1 : 2, 0, NULL, 0);
+		CP_MARK(CP_CALL_POSTED);
 		if (ret != -EAGAIN)
 			break;
 		if (ct_wait_room(ct, deadline)) {

@@ -30,6 +30,7 @@
 #include <rpc/svc_mt.h>
 
 #include "common/stats.h"
+#include "cp_trace.h"
 #include "ep.h"
 #include "rpcrdma_xdr.h"
 #include "svc_rdma.h"

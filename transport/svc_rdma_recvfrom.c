@@ -47,6 +47,7 @@ rq_push(struct svc_rdma_conn *sc, uint32_t idx, uint32_t len)
 	sc->rq_idx[tail] = idx;
 	sc->rq_len[tail] = len;
 	sc->rq_count++;
+	CP_MARK(CP_SVC_CALL);
 }
 
 static void
@@ -505,6 +506,7 @@ sc_recv(SVCXPRT *xprt, struct rpc_msg *msg)
 		SHIM_STATS_ADD(sc->stats, bytes_in, clen);
 		if (sc->hdr.nreads)
 			SHIM_STATS_ADD(sc->stats, long_in, 1);
+		CP_MARK(CP_SVC_RECV);
 		return TRUE;
 	}
 	return FALSE;

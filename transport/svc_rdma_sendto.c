@@ -83,8 +83,10 @@ sc_post_send(struct svc_rdma_conn *sc, uint32_t idx, struct ibv_send_wr *pre,
 	int ret;
 
 	for (;;) {
+		CP_MARK(CP_SVC_POST);
 		ret = ep_post_send(ep, idx, pre, npre, sge, nsge, inv_rkey,
 				   attach, nattach);
+		CP_MARK(CP_SVC_POSTED);
 		if (ret != -EAGAIN)
 			break;
 		if (!deadline)
@@ -521,6 +523,7 @@ sc_reply(SVCXPRT *xprt, struct rpc_msg *msg)
 	const char *why = NULL;
 	int ret;
 
+	CP_MARK(CP_SVC_REPLY);
 	if (!sc->in_call || ep_dead(ep))
 		return FALSE;
 	sc->in_call = false;

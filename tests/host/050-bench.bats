@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 #
 # tools/rpcrdma-bench, as far as it goes without an RDMA device: its help
-# and its usage errors, which are all answered before any VM is started.
+# and its usage errors, which are all answered before any VM is started;
+# tools/rpcrdma-cptrace on stamps written by hand.
 
 load ../helpers
 
@@ -106,4 +107,76 @@ NFS_BENCH=$RPCRDMA_SRC_DIR/tools/nfs-bench
 	run "$NFS_BENCH" --quick "$BATS_TEST_TMPDIR/empty"
 	assert_failure 1
 	assert_output --partial "is missing: build first"
+}
+
+CPTRACE=$RPCRDMA_SRC_DIR/tools/rpcrdma-cptrace
+
+# write_trace DIR: one client's and one server's stamps of three calls, at
+# 1000 ticks per microsecond, each segment of known length.
+write_trace() {
+	local dir=$1 i b
+	{
+		echo "# ticks_per_us 1000.000000"
+		for i in 0 1 2; do
+			b=$((1000000 + i * 100000))
+			echo "call $b"
+			echo "call_post $((b + 4000))"
+			echo "call_posted $((b + 30000))"
+			echo "reply $((b + 45000 + i * 1000))"
+			echo "return $((b + 50000))"
+		done
+	} >"$dir/cp.100"
+	{
+		echo "# ticks_per_us 1000.000000"
+		for i in 0 1 2; do
+			b=$((1000000 + i * 100000))
+			echo "svc_call $((b + 20000))"
+			echo "svc_recv $((b + 23000))"
+			echo "svc_reply $((b + 24000))"
+			echo "svc_post $((b + 26000))"
+			echo "svc_posted $((b + 50000))"
+		done
+	} >"$dir/cp.200"
+}
+
+@test "rpcrdma-cptrace: each segment of a call, across the two processes, in microseconds" {
+	write_trace "$BATS_TEST_TMPDIR"
+	run "$CPTRACE" "$BATS_TEST_TMPDIR"
+	assert_success
+	assert_line --index 0 --regexp '^segment \(microseconds\) +n +p25 +p50 +p75$'
+	assert_line --regexp '^client: the call marshalled .* +3 +4\.00 +4\.00 +4\.00$'
+	assert_line --regexp '^client: ibv_post_send .* +3 +26\.00 +26\.00 +26\.00$'
+	assert_line --regexp '^the Send on its way: .* +3 +16\.00 +16\.00 +16\.00$'
+	assert_line --regexp '^server: the call received .* +3 +3\.00 +3\.00 +3\.00$'
+	assert_line --regexp '^server: the reply marshalled .* +3 +2\.00 +2\.00 +2\.00$'
+	assert_line --regexp "^the reply's Send on its way: .* +3 +19\.00 +20\.00 +20\.00$"
+	assert_line --regexp '^the program between two calls .* +2 +50\.00 +50\.00 +50\.00$'
+	assert_line --regexp '^the whole call, as its caller sees it .* +3 +50\.00 +50\.00 +50\.00$'
+	# The same from the files named one by one.
+	run "$CPTRACE" "$BATS_TEST_TMPDIR/cp.100" "$BATS_TEST_TMPDIR/cp.200"
+	assert_success
+	assert_line --regexp '^the Send on its way: .* +3 +16\.00 +16\.00 +16\.00$'
+}
+
+@test "rpcrdma-cptrace: usage errors exit 2; files without stamps exit 1" {
+	run "$CPTRACE"
+	[ "$status" -eq 2 ]
+	assert_line --index 0 "rpcrdma-cptrace: name a directory of cp.<pid> files, or the files"
+	assert_line --index 1 "Try 'tools/rpcrdma-cptrace --help'."
+	run "$CPTRACE" --bogus
+	[ "$status" -eq 2 ]
+	assert_line --index 0 "rpcrdma-cptrace: unknown option: --bogus"
+	run "$CPTRACE" "$BATS_TEST_TMPDIR/none"
+	[ "$status" -eq 2 ]
+	assert_line --index 0 "rpcrdma-cptrace: $BATS_TEST_TMPDIR/none: no such file or directory"
+	run "$CPTRACE" "$BATS_TEST_TMPDIR"
+	[ "$status" -eq 1 ]
+	assert_output "rpcrdma-cptrace: no cp.<pid> files in $BATS_TEST_TMPDIR"
+	echo "call 5" >"$BATS_TEST_TMPDIR/cp.1"
+	run "$CPTRACE" "$BATS_TEST_TMPDIR"
+	[ "$status" -eq 1 ]
+	assert_output --partial 'no "# ticks_per_us" line'
+	run "$CPTRACE" --help
+	assert_success
+	assert_line --index 0 'Usage: tools/rpcrdma-cptrace DIR|FILE...'
 }
