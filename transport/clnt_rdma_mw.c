@@ -410,7 +410,7 @@ bool
 ct_fence_now(struct ct_rdma *ct, unsigned int s)
 {
 	if (slot_fence(ct, s, true) == 0 &&
-	    ct_wait_fenced(ct, s, ep_now_ms() + CT_FENCE_MS) == 0)
+	    ct_wait_fenced(ct, s, ep_deadline_ms(CT_FENCE_MS)) == 0)
 		return true;
 	shim_log(SHIM_LOG_WARN,
 		 "client: cannot invalidate a call's memory, closing the connection");

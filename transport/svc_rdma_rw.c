@@ -183,7 +183,7 @@ sc_pull_start(struct svc_rdma_conn *sc, uint32_t ridx, uint32_t rlen)
 	p->i = p->ch[0].first;
 	p->ridx = ridx;
 	p->rlen = rlen;
-	p->deadline = ep_now_ms() + SC_RW_TIMEOUT_MS;
+	p->deadline = ep_deadline_ms(SC_RW_TIMEOUT_MS);
 	p->active = true;
 	return 0;
 }
@@ -351,7 +351,7 @@ int
 sc_write_bounced(struct svc_rdma_conn *sc, const uint8_t *src, uint64_t len,
 		 struct rpcrdma_segment *segs, unsigned int nsegs)
 {
-	int64_t deadline = ep_now_ms() + SC_RW_TIMEOUT_MS;
+	int64_t deadline = ep_deadline_ms(SC_RW_TIMEOUT_MS);
 	uint32_t max_msg = ep_max_msg(sc->ep);
 	struct rdma_pbuf *b;
 	unsigned int i = 0;
