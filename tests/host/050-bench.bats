@@ -111,32 +111,30 @@ NFS_BENCH=$RPCRDMA_SRC_DIR/tools/nfs-bench
 
 CPTRACE=$RPCRDMA_SRC_DIR/tools/rpcrdma-cptrace
 
-# write_trace DIR: one client's and one server's stamps of three calls, at
-# 1000 ticks per microsecond, each segment of known length.
+# write_stamps FILE POINT:OFFSET...: three calls 100000 ticks apart at
+# 1000 ticks per microsecond, each POINT stamped OFFSET ticks after its
+# call began (OFFSET is arithmetic, and may use i, the call's number).
+write_stamps() {
+	local file=$1 i b pt
+	shift
+	{
+		echo "# ticks_per_us 1000.000000"
+		for i in 0 1 2; do
+			b=$((1000000 + i * 100000))
+			for pt in "$@"; do
+				echo "${pt%%:*} $((b + ${pt#*:}))"
+			done
+		done
+	} >"$file"
+}
+
+# write_trace DIR: one client's and one server's stamps, each segment of
+# known length.
 write_trace() {
-	local dir=$1 i b
-	{
-		echo "# ticks_per_us 1000.000000"
-		for i in 0 1 2; do
-			b=$((1000000 + i * 100000))
-			echo "call $b"
-			echo "call_post $((b + 4000))"
-			echo "call_posted $((b + 30000))"
-			echo "reply $((b + 45000 + i * 1000))"
-			echo "return $((b + 50000))"
-		done
-	} >"$dir/cp.100"
-	{
-		echo "# ticks_per_us 1000.000000"
-		for i in 0 1 2; do
-			b=$((1000000 + i * 100000))
-			echo "svc_call $((b + 20000))"
-			echo "svc_recv $((b + 23000))"
-			echo "svc_reply $((b + 24000))"
-			echo "svc_post $((b + 26000))"
-			echo "svc_posted $((b + 50000))"
-		done
-	} >"$dir/cp.200"
+	write_stamps "$1/cp.100" call:0 call_post:4000 call_posted:30000 \
+		"reply:45000 + i * 1000" return:50000
+	write_stamps "$1/cp.200" svc_call:20000 svc_recv:23000 svc_reply:24000 \
+		svc_post:26000 svc_posted:50000
 }
 
 @test "rpcrdma-cptrace: each segment of a call, across the two processes, in microseconds" {
