@@ -85,7 +85,7 @@ cp_start(void)
 
 	pthread_mutex_lock(&cp_lock);
 	if (cp_state == CP_UNKNOWN) {
-		cp_state = CP_OFF;
+		__atomic_store_n(&cp_state, CP_OFF, __ATOMIC_RELEASE);
 		if (dir && *dir) {
 			for (p = 0; p < CP_NPOINTS; p++)
 				if (!cp_stamps[p])
@@ -158,7 +158,7 @@ cp_reset(void)
 {
 	pthread_mutex_lock(&cp_lock);
 	cp_forked();
-	cp_state = CP_UNKNOWN;
+	__atomic_store_n(&cp_state, CP_UNKNOWN, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&cp_lock);
 }
 
@@ -170,7 +170,8 @@ cp_write_out(void)
 	char path[PATH_MAX];
 	FILE *f;
 
-	if (cp_state != CP_ON || !dir || !*dir)
+	if (__atomic_load_n(&cp_state, __ATOMIC_ACQUIRE) != CP_ON || !dir ||
+	    !*dir)
 		return;
 	if (snprintf(path, sizeof(path), "%s/cp.%d", dir, (int)getpid()) >=
 	    (int)sizeof(path))
