@@ -30,7 +30,7 @@ assert_usage_errors() {
 	assert_success
 	assert_line --regexp '^Usage: tools/rpcrdma-bench '
 	local opt name
-	for opt in --mtu --cpus --quick --scenario --runs; do
+	for opt in --mtu --cpus --pin --quick --scenario --runs; do
 		assert_line --regexp "^  $opt( |$)"
 	done
 	for name in null null-nopoll echo-1k echo-1k-nopoll null-t8 echo-4000 echo-4k echo-64k echo-1m \
@@ -54,6 +54,7 @@ assert_usage_errors() {
 		"--mtu 576|--mtu: not an MTU from 1280 to 65535: 576"
 		"--mtu big|--mtu: not an MTU from 1280 to 65535: big"
 		"--cpus 0|--cpus: not a number from 1 to 9: 0"
+		"--pin --cpus 1|--pin needs two CPUs, not --cpus 1"
 		"--runs 0|--runs: not a number from 1 to 99: 0"
 		"--runs|--runs needs a value"
 		"build extra|unexpected argument: extra"
