@@ -190,29 +190,37 @@ poll_round(struct ct_rdma *ct, int64_t deadline)
 	return ret;
 }
 
-/* A waiter that is not the poller sleeps until signalled or its deadline. */
+/*
+ * A waiter that is not the poller sleeps until signalled or its deadline:
+ * 0, or -ETIMEDOUT once the deadline has passed.  The coarse clock only
+ * chooses the sleep's length (it is behind, never ahead); the condition
+ * variable's own clock says when the deadline has passed.
+ */
 static int
 sleep_cv(struct ct_rdma *ct, struct ct_waiter *w, int64_t deadline)
 {
-	int64_t now = ep_now_ms(), until;
+	int64_t now = ep_coarse_ms(), until;
 	struct ct_waiter **pp;
 	struct timespec ts;
+	bool last;
+	int err;
 
 	if (now >= deadline)
 		return -ETIMEDOUT;
-	until = deadline - now > CT_SLEEP_MAX_MS ? now + CT_SLEEP_MAX_MS : deadline;
+	last = deadline - now <= CT_SLEEP_MAX_MS;
+	until = last ? deadline : now + CT_SLEEP_MAX_MS;
 	ts.tv_sec = until / 1000;
 	ts.tv_nsec = (long)(until % 1000) * 1000000;
 	w->next = ct->ct_waiters;
 	ct->ct_waiters = w;
-	(void)pthread_cond_timedwait(w->cv, &ct->ct_lock, &ts);
+	err = pthread_cond_timedwait(w->cv, &ct->ct_lock, &ts);
 	for (pp = &ct->ct_waiters; *pp; pp = &(*pp)->next) {
 		if (*pp == w) {
 			*pp = w->next;
 			break;
 		}
 	}
-	return 0;
+	return err == ETIMEDOUT && last ? -ETIMEDOUT : 0;
 }
 
 int
@@ -270,7 +278,7 @@ wait_plain(struct ct_rdma *ct, bool (*done)(const struct ct_rdma *,
 
 	while (!done(ct, &cond)) {
 		ret = sleep_cv(ct, &w, deadline);
-		if (ret)
+		if (ret && !done(ct, &cond))
 			return ret;
 	}
 	return 0;

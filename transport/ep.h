@@ -306,6 +306,11 @@ ep_relax(void)
 /* Milliseconds and microseconds on the monotonic clock (ep_clock.c). */
 int64_t ep_now_ms(void);
 int64_t ep_now_us(void);
+/*
+ * ep_now_ms() as of the coarse clock's last tick: behind it by less than
+ * a tick, and read without a system call where the fine one needs one.
+ */
+int64_t ep_coarse_ms(void);
 
 /*
  * A deadline on ep_now_ms()'s clock at least ms from now, and at most a

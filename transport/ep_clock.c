@@ -37,6 +37,16 @@ ep_now_us(void)
  * read from user space (a VM's HPET: about 1 us under emulation).
  */
 int64_t
+ep_coarse_ms(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_MONOTONIC_COARSE, &ts))
+		return ep_now_ms();
+	return ms_of(&ts);
+}
+
+int64_t
 ep_deadline_ms(int64_t ms)
 {
 	static int64_t tick_ms = -1;
@@ -49,7 +59,5 @@ ep_deadline_ms(int64_t ms)
 		tick = ms_of(&ts) + (ts.tv_nsec % 1000000 != 0);
 		__atomic_store_n(&tick_ms, tick, __ATOMIC_RELAXED);
 	}
-	if (clock_gettime(CLOCK_MONOTONIC_COARSE, &ts))
-		return ep_now_ms() + ms;
-	return ms_of(&ts) + ms + tick;
+	return ep_coarse_ms() + ms + tick;
 }
