@@ -74,7 +74,8 @@ ct_has_credit(const struct ct_rdma *ct, const struct ct_cond *cond)
 static bool
 ct_has_room(const struct ct_rdma *ct, const struct ct_cond *cond)
 {
-	return ep_nsend_free(ct->ct_ep) && ep_sq_room(ct->ct_ep, CT_NWIN + 1);
+	return ep_nsend_free(ct->ct_ep) && ep_sq_room(ct->ct_ep, CT_NWIN + 1) &&
+	       (!cond->binds || ct_binds_may_post(ct));
 }
 
 static bool
@@ -242,9 +243,9 @@ ct_wait_credit(struct ct_rdma *ct, int64_t deadline)
 }
 
 int
-ct_wait_room(struct ct_rdma *ct, int64_t deadline)
+ct_wait_room(struct ct_rdma *ct, bool binds, int64_t deadline)
 {
-	struct ct_cond cond = { .done = ct_has_room };
+	struct ct_cond cond = { .done = ct_has_room, .binds = binds };
 
 	return ct_wait(ct, &cond, deadline);
 }

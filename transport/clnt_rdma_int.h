@@ -136,6 +136,7 @@ struct ct_cond {
 	bool (*done)(const struct ct_rdma *ct, const struct ct_cond *cond);
 	unsigned int slot;	/* ct_replied, ct_slot_fenced */
 	uint64_t returned;	/* ct_call_returned: ct_returned when it began */
+	bool binds;		/* ct_has_room: for a call with binds */
 };
 
 struct ct_rdma {
@@ -252,6 +253,8 @@ void ct_slot_bufs_put(struct ct_rdma *ct, struct ct_slot *slot);
  */
 int ct_expose_call(struct ct_rdma *ct, unsigned int s, bool long_call,
 		   size_t len, struct ibv_send_wr binds[CT_NWIN]);
+/* Binds may be posted now (clnt_rdma_mw.c, "Local operations"). */
+bool ct_binds_may_post(const struct ct_rdma *ct);
 /* The Send with the binds was posted: the windows are bound now. */
 void ct_exposed(struct ct_rdma *ct, unsigned int s, bool long_call);
 
@@ -357,8 +360,12 @@ void ct_call_abandoned(struct ct_rdma *ct, unsigned int s);
 int ct_wait_reply(struct ct_rdma *ct, unsigned int s, int64_t deadline);
 /* A credit for one more call in flight (s4.3.1). */
 int ct_wait_credit(struct ct_rdma *ct, int64_t deadline);
-/* Room to post a call: a header buffer, send queue entries. */
-int ct_wait_room(struct ct_rdma *ct, int64_t deadline);
+/*
+ * Room to post a call: a header buffer, send queue entries; for a call
+ * with memory window binds, where the device needs it, an idle send queue
+ * (ct_binds_may_post).
+ */
+int ct_wait_room(struct ct_rdma *ct, bool binds, int64_t deadline);
 /* Slot s exposes nothing any more. */
 int ct_wait_fenced(struct ct_rdma *ct, unsigned int s, int64_t deadline);
 /* Some slot is free. */

@@ -327,7 +327,7 @@ ct_get_send(struct ct_rdma *ct, int64_t deadline)
 		sidx = ep_get_send(ep);
 		if (sidx >= 0 || sidx == -ENOMEM)
 			return sidx;
-		if (ct_wait_room(ct, deadline))
+		if (ct_wait_room(ct, false, deadline))
 			return ep_dead(ep) ? -ep_dead(ep) : -ETIMEDOUT;
 	}
 }
@@ -377,12 +377,14 @@ ct_send_call(struct ct_rdma *ct, unsigned int s, uint32_t xid, size_t len,
 	sge[1].lkey = slot->callbuf->buf.mr->lkey;
 	for (;;) {
 		CP_MARK(CP_CALL_POST);
-		ret = ep_post_send(ep, (uint32_t)sidx, binds, (unsigned int)nbinds,
-				   sge, long_call ? 1 : 2, 0, NULL, 0);
+		ret = nbinds && !ct_binds_may_post(ct) ? -EAGAIN :
+		      ep_post_send(ep, (uint32_t)sidx, binds,
+				   (unsigned int)nbinds, sge,
+				   long_call ? 1 : 2, 0, NULL, 0);
 		CP_MARK(CP_CALL_POSTED);
 		if (ret != -EAGAIN)
 			break;
-		if (ct_wait_room(ct, deadline)) {
+		if (ct_wait_room(ct, nbinds != 0, deadline)) {
 			ret = ep_dead(ep) ? -ep_dead(ep) : -ETIMEDOUT;
 			break;
 		}

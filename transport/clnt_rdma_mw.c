@@ -20,6 +20,17 @@
  * second): "bound" says whether it still needs it, cleared by a local
  * invalidation's completion or by any Send With Invalidate naming its
  * key, whichever call that Send answers.
+ *
+ * Local operations never wait on rxe's send queue behind a request not
+ * yet acknowledged.  When rxe retries a request (its acknowledgment late
+ * or lost) it walks the queue again from there and executes once more
+ * every local operation it finds behind it: a window bound twice fails
+ * (IBV_WC_MW_BIND_ERR) and takes the connection down; one invalidated
+ * twice may crash the kernel.  So on rxe a call's binds are posted only
+ * once every earlier work request has completed (ct_binds_may_post), and
+ * a local invalidate always carries IBV_SEND_FENCE, with which rxe starts
+ * it only then (and which orders it after earlier RDMA Reads and atomics
+ * elsewhere: this client posts none, so it costs nothing there).
  */
 #include <errno.h>
 #include <string.h>
@@ -180,6 +191,12 @@ ct_slot_buffers(struct ct_rdma *ct, struct ct_slot *slot)
 	return 0;
 }
 
+bool
+ct_binds_may_post(const struct ct_rdma *ct)
+{
+	return !ep_dev(ct->ct_ep)->replays_local_ops || ep_sq_idle(ct->ct_ep);
+}
+
 /*
  * Expose len octets of pb for one call.  With a memory window this fills
  * *bind (a work request to chain before the Send) and returns 1; with a
@@ -305,6 +322,7 @@ win_fence(struct ct_rdma *ct, unsigned int s, unsigned int w)
 	memset(&wr, 0, sizeof(wr));
 	wr.wr_id = EP_WRID(EP_WR_LOCAL_INV, WIN_ID(s, w));
 	wr.opcode = IBV_WR_LOCAL_INV;
+	wr.send_flags = IBV_SEND_FENCE;
 	wr.invalidate_rkey = win->rkey;
 	ret = ep_post_one(ct->ct_ep, &wr);
 	if (ret == 0)

@@ -202,6 +202,8 @@ unsigned int ep_nsend_free(const struct ep *ep);
 
 /* Room for n more work requests on the send queue. */
 bool ep_sq_room(const struct ep *ep, unsigned int n);
+/* Every work request posted has completed (its completion was taken). */
+bool ep_sq_idle(const struct ep *ep);
 
 /*
  * Post npre unsignaled work requests (memory window binds, RDMA Writes)

@@ -150,6 +150,12 @@ ep_sq_room(const struct ep *ep, unsigned int n)
 	return ep->sq_used + n <= ep->attr.max_send_wr;
 }
 
+bool
+ep_sq_idle(const struct ep *ep)
+{
+	return ep->sq_used == 0;
+}
+
 int
 ep_post_send(struct ep *ep, uint32_t idx, struct ibv_send_wr *pre,
 	     unsigned int npre, struct ibv_sge *sge, int nsge,

@@ -13,6 +13,9 @@
 #include "budget.h"
 #include "rdma_dev.h"
 
+/* The vendor id Linux's soft-RoCE driver (rxe) reports. */
+#define RXE_VENDOR_ID 0xffffffu
+
 #define MiB ((size_t)1 << 20)
 
 /* Guards the device list, reference counts and every device's pool. */
@@ -73,6 +76,7 @@ rdma_dev_get(struct ibv_context *verbs)
 		goto out_free;
 	dev->mw_type2 = dev->attr.max_mw > 0 &&
 			(dev->attr.device_cap_flags & IBV_DEVICE_MEM_WINDOW_TYPE_2B);
+	dev->replays_local_ops = dev->attr.vendor_id == RXE_VENDOR_ID;
 	dev->refs = 1;
 	dev->next = devs;
 	devs = dev;

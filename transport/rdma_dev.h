@@ -30,6 +30,7 @@ struct rdma_dev {
 	struct ibv_pd *pd;
 	struct ibv_device_attr attr;
 	bool mw_type2;			/* can bind and invalidate type 2 MWs */
+	bool replays_local_ops;		/* rxe: clnt_rdma_mw.c, "Local operations" */
 	unsigned int refs;
 	struct rdma_dev *next;
 	struct rdma_pbuf *idle;		/* the pool's idle buffers, newest first */

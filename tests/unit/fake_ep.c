@@ -445,6 +445,8 @@ ep_sq_room(const struct ep *ep, unsigned int n)
 	return ep->sq_used + n <= ep->attr.max_send_wr;
 }
 
+bool ep_sq_idle(const struct ep *ep) { return ep->sq_used == 0; }
+
 int
 ep_post_send(struct ep *ep, uint32_t idx, struct ibv_send_wr *pre,
 	     unsigned int npre, struct ibv_sge *sge, int nsge,
@@ -462,6 +464,9 @@ ep_post_send(struct ep *ep, uint32_t idx, struct ibv_send_wr *pre,
 	if (!ep_sq_room(ep, npre + 1))
 		return -EAGAIN;
 	fake_lock();
+	/* rxe replays local operations queued behind a retried request. */
+	if (npre && ep->sq_used)
+		violations++;
 	for (i = 0; i < npre; i++)
 		if (pre[i].opcode == IBV_WR_BIND_MW)
 			key_bind(pre[i].bind_mw.rkey);
@@ -485,8 +490,11 @@ ep_post_one(struct ep *ep, struct ibv_send_wr *wr)
 		return -ep->dead;
 	if (!ep_sq_room(ep, 1))
 		return -EAGAIN;
-	ep->sq_used++;
 	fake_lock();
+	if (wr->opcode == IBV_WR_LOCAL_INV && ep->sq_used &&
+	    !(wr->send_flags & IBV_SEND_FENCE))
+		violations++;	/* queued behind what may be retried */
+	ep->sq_used++;
 	if (wr->opcode == IBV_WR_LOCAL_INV) {
 		if (!key_unbind(wr->invalidate_rkey))
 			violations++;	/* invalidated twice */
@@ -553,6 +561,7 @@ fake_reset(uint32_t send_max)
 	fake_ctx.ops.dealloc_mw = fake_dealloc_mw;
 	fake_dev.pd = &fake_pd;
 	fake_dev.mw_type2 = true;
+	fake_dev.replays_local_ops = true;
 	fake_addr.sin_port = htons(20049);
 	fake_addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 }
