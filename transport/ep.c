@@ -241,9 +241,16 @@ setup_qp(struct ep *ep)
 	qa.qp_type = IBV_QPT_RC;
 	qa.cap.max_send_wr = ep->attr.max_send_wr;
 	qa.cap.max_send_sge = 2;
-	if (rdma_create_qp(ep->id, ep->dev->pd, &qa))
-		return errno ? -errno : -ENOMEM;
+	qa.cap.max_inline_data = EP_INLINE_DATA;
+	if (rdma_create_qp(ep->id, ep->dev->pd, &qa)) {
+		/* A device that copies no data into its send queue. */
+		qa.cap.max_inline_data = 0;
+		if (rdma_create_qp(ep->id, ep->dev->pd, &qa))
+			return errno ? -errno : -ENOMEM;
+	}
 	ep->qp = ep->id->qp;
+	/* What the device granted (ibv_create_qp writes it back). */
+	ep->max_inline = qa.cap.max_inline_data;
 
 	ep->max_msg = 1u << 20;
 	if (ibv_query_port(ep->id->verbs, ep->id->port_num, &pa) == 0 &&

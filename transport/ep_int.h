@@ -18,6 +18,13 @@ struct ep_send {
 	struct rdma_pbuf *attach[EP_SEND_ATTACH_MAX];
 };
 
+/*
+ * Sends up to this size are posted inline: the provider copies them into
+ * the send queue at the post, and the device (rxe: the kernel) reads no
+ * registered memory for them, so looks up no memory region per SGE.
+ */
+#define EP_INLINE_DATA 256u
+
 struct ep {
 	struct rdma_cm_id *id;	/* id->context is this endpoint */
 	bool cm_lost;		/* the id's channel is gone (ep_cm_lost) */
@@ -66,6 +73,7 @@ struct ep {
 	struct rdma_pbuf *held;	/* released after the queue pair */
 	unsigned int sq_used;	/* send queue entries not yet retired */
 	uint32_t max_msg;	/* largest single RDMA operation */
+	uint32_t max_inline;	/* largest Send posted inline (EP_INLINE_DATA) */
 	int dead;		/* errno once the connection failed */
 };
 

@@ -170,6 +170,7 @@ ep_post_send(struct ep *ep, uint32_t idx, struct ibv_send_wr *pre,
 		.send_flags = IBV_SEND_SIGNALED,
 	}, *bad, *first = &wr;
 	struct ep_send *s = &ep->sends[idx];
+	uint32_t len = 0;
 	unsigned int i;
 	int ret;
 
@@ -179,6 +180,10 @@ ep_post_send(struct ep *ep, uint32_t idx, struct ibv_send_wr *pre,
 		return -EAGAIN;
 	if (inv_rkey)
 		wr.invalidate_rkey = inv_rkey;
+	for (i = 0; i < (unsigned int)nsge; i++)
+		len += sge[i].length;
+	if (len <= ep->max_inline)
+		wr.send_flags |= IBV_SEND_INLINE;
 	if (npre) {
 		for (i = 0; i + 1 < npre; i++)
 			pre[i].next = &pre[i + 1];
