@@ -185,10 +185,10 @@ ct_prepare(CLIENT *cl, struct ct_rdma *ct, unsigned int s, rpcproc_t proc,
 			*what = "a call's Reply chunk";
 			ret = ct_slot_buffers(ct, slot);
 		}
-		if (ret != -ENOMEM || !ct_slots_in(ct, SLOT_ACTIVE))
+		if (ret != -ENOMEM || !ct_others_under_way(ct, s))
 			return ret;
 		ct_slot_bufs_put(ct, slot);
-		if (ct_wait_returned(ct, deadline))
+		if (ct_wait_returned(ct, s, deadline))
 			return -ETIMEDOUT;
 	}
 }
@@ -271,7 +271,7 @@ again:
 		goto out_unclaim;
 	while ((ret = ct_send_call(ct, (unsigned int)s, x_id, len,
 				   deadline)) == -ENOBUFS) {
-		if (ct_wait_returned(ct, deadline)) {
+		if (ct_wait_returned(ct, (unsigned int)s, deadline)) {
 			ret = ep_dead(ep) ? -ep_dead(ep) : -ETIMEDOUT;
 			break;
 		}

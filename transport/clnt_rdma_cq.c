@@ -119,7 +119,7 @@ static bool
 ct_call_returned(const struct ct_rdma *ct, const struct ct_cond *cond)
 {
 	return ct->ct_returned != cond->returned ||
-	       !ct_slots_in(ct, SLOT_ACTIVE);
+	       !ct_others_under_way(ct, cond->slot);
 }
 
 /* The slot whose call waits for the reply to xid, or NULL. */
@@ -267,10 +267,11 @@ ct_wait_slot(struct ct_rdma *ct, int64_t deadline)
 }
 
 int
-ct_wait_returned(struct ct_rdma *ct, int64_t deadline)
+ct_wait_returned(struct ct_rdma *ct, unsigned int s, int64_t deadline)
 {
 	struct ct_cond cond = {
 		.done = ct_call_returned,
+		.slot = s,
 		.returned = ct->ct_returned,
 	};
 

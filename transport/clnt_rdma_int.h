@@ -294,7 +294,14 @@ unsigned int ct_slots_in(const struct ct_rdma *ct, enum slot_state state);
 /* Some slot holds a timed-out call's memory. */
 bool ct_any_orphan(const struct ct_rdma *ct);
 /* Slots a call holds now, or whose invalidation is under way. */
-unsigned int ct_busy_slots(const struct ct_rdma *ct);/*
+unsigned int ct_busy_slots(const struct ct_rdma *ct);
+/*
+ * Calls of other threads than slot self's that will give memory and
+ * receives back: sent, or prepared and on their way to their Send.
+ */
+bool ct_others_under_way(const struct ct_rdma *ct, unsigned int self);
+
+/*
  * The call in slot s was sent but its reply will not be waited for: its
  * credit comes back now; what it exposes stays until its reply comes.
  */
@@ -370,8 +377,11 @@ int ct_wait_room(struct ct_rdma *ct, bool binds, int64_t deadline);
 int ct_wait_fenced(struct ct_rdma *ct, unsigned int s, int64_t deadline);
 /* Some slot is free. */
 int ct_wait_slot(struct ct_rdma *ct, int64_t deadline);
-/* Another call of this CLIENT returned (its memory back in the pool). */
-int ct_wait_returned(struct ct_rdma *ct, int64_t deadline);
+/*
+ * Another call of this CLIENT returned (its memory back in the pool), or
+ * none but slot s's is under way (ct_others_under_way).
+ */
+int ct_wait_returned(struct ct_rdma *ct, unsigned int s, int64_t deadline);
 /* Take the completions already there, without sleeping. */
 int ct_reap(struct ct_rdma *ct);
 /* Handle one completion (clnt_rdma_cq.c): 0, or -errno when the connection failed. */

@@ -354,7 +354,7 @@ ct_send_call(struct ct_rdma *ct, unsigned int s, uint32_t xid, size_t len,
 	 * under ct_lock while other calls of this CLIENT hold theirs: they
 	 * give them back only once they have the lock.
 	 */
-	busy = ct_slots_in(ct, SLOT_ACTIVE) != 0;
+	busy = ct_others_under_way(ct, s);
 	ret = ep_recv_reserve(ep, busy ? 0 : deadline);
 	if (ret)
 		return busy && ret == -ETIMEDOUT ? -ENOBUFS : ret;

@@ -477,6 +477,25 @@ ct_busy_slots(const struct ct_rdma *ct)
 	       ct_slots_in(ct, SLOT_FENCING);
 }
 
+bool
+ct_others_under_way(const struct ct_rdma *ct, unsigned int self)
+{
+	unsigned int s;
+
+	/*
+	 * A prepared call holds its buffers and a receive while it waits
+	 * for room to send (on rxe, for an idle send queue to bind in).
+	 */
+	for (s = 0; s < ct->ct_nslots; s++) {
+		const struct ct_slot *t = &ct->ct_slots[s];
+
+		if (s != self && (t->state == SLOT_ACTIVE ||
+				  (t->state == SLOT_CLAIMED && t->callbuf)))
+			return true;
+	}
+	return false;
+}
+
 int
 ct_get_slot(struct ct_rdma *ct, int64_t deadline)
 {
