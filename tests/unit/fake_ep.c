@@ -102,14 +102,31 @@ fake_dealloc_mw(struct ibv_mw *mw)
 	return 0;
 }
 
+uint64_t fake_pool_limit, fake_pool_bytes, fake_pool_peak;
+unsigned int fake_pool_refused;
+
 struct rdma_pbuf *
 rdma_pool_get(struct rdma_dev *dev, size_t len)
 {
-	struct rdma_pbuf *pb = calloc(1, sizeof(*pb));
+	size_t want = len < RDMA_POOL_MIN ? RDMA_POOL_MIN : len;
+	struct rdma_pbuf *pb;
 
+	/* The memory-lock limit: what the buffers alive may not pass. */
+	fake_lock();
+	if (fake_pool_limit && fake_pool_bytes + want > fake_pool_limit) {
+		fake_pool_refused++;
+		fake_unlock();
+		errno = ENOMEM;
+		return NULL;
+	}
+	fake_pool_bytes += want;
+	if (fake_pool_bytes > fake_pool_peak)
+		fake_pool_peak = fake_pool_bytes;
+	fake_unlock();
+	pb = calloc(1, sizeof(*pb));
 	if (!pb)
 		return NULL;
-	pb->buf.len = len < RDMA_POOL_MIN ? RDMA_POOL_MIN : len;
+	pb->buf.len = want;
 	pb->buf.addr = calloc(1, pb->buf.len);
 	pb->buf.mr = calloc(1, sizeof(*pb->buf.mr));
 	pb->buf.mr->lkey = 0x77;
@@ -132,6 +149,9 @@ rdma_pool_put(struct rdma_dev *dev, struct rdma_pbuf *pb)
 {
 	if (!pb)
 		return;
+	fake_lock();
+	fake_pool_bytes -= pb->buf.len;
+	fake_unlock();
 	free(pb->buf.addr);
 	free(pb->buf.mr);
 	free(pb);

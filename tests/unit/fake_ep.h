@@ -93,6 +93,13 @@ extern int fake_connect_ms;
 extern unsigned int fake_connecting;
 /* What the budget can give (rdma_mem_available). */
 extern uint64_t fake_mem_available;
+/*
+ * Octets of pool buffers alive, and the most so far; when fake_pool_limit
+ * is not 0, a buffer that would take them past it is refused (ENOMEM,
+ * counted).
+ */
+extern uint64_t fake_pool_limit, fake_pool_bytes, fake_pool_peak;
+extern unsigned int fake_pool_refused;
 /* The address the client connects to. */
 extern struct sockaddr_in fake_addr;
 

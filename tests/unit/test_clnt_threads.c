@@ -366,6 +366,73 @@ test_polling(void)
 }
 
 /*
+ * Pool memory for one call at a time (a small memory-lock limit): a
+ * thread refused buffers while another thread's call holds its own gives
+ * back what it got and waits for that call to return, instead of failing
+ * with ENOMEM.  A call alone that is refused fails at once.
+ */
+static void
+test_memory_for_one_call(void)
+{
+	CLIENT *cl = make_client(8, 4096);
+	struct ct_rdma *ct = ct_of(cl);
+	struct echoer e[4];
+	unsigned int i, ok = 0, refused, done, now, held = 0;
+	uint32_t got = 0;
+
+	srv.credits = 8;
+	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "a call granting eight credits");
+	fake_pool_limit = fake_pool_bytes + 1;	/* nothing more */
+	CHECK_EQ_U(echo_call(cl, 1, &got, 5000), RPC_CANTSEND,
+		   "a call alone without memory fails");
+	CHECK_EQ_U(ct->ct_error.re_errno, ENOMEM, "... with ENOMEM");
+	CHECK_EQ_U(echo_call(cl, 2, &got, 5000), RPC_CANTSEND, "and again");
+	fake_pool_limit = 0;
+	fake_pool_peak = 0;
+	CHECK_EQ_U(echo_call(cl, 3, &got, 5000), RPC_SUCCESS, "one call's buffers");
+	CHECK(got == 3 && fake_pool_bytes == 0,
+	      "... came back to the pool after it (%llu octets left)",
+	      (unsigned long long)fake_pool_bytes);
+	/*
+	 * Room for one call's buffers and part of another's.  The server
+	 * holds each call until it has two or this thread finds it alone
+	 * for 20 ms: the others' calls meanwhile find no memory.
+	 */
+	fake_pool_limit = 2 * fake_pool_peak - 1;
+	refused = fake_pool_refused;
+	srv.batch = 2;
+	srv.max_inflight = 0;
+	memset(e, 0, sizeof(e));
+	for (i = 0; i < 4; i++) {
+		e[i] = (struct echoer){ .cl = cl, .id = i + 1, .calls = 10,
+					.timeout_ms = 10000 };
+		CHECK(pthread_create(&e[i].thread, NULL, echo_run, &e[i]) == 0,
+		      "thread %u started", i);
+	}
+	do {
+		(void)poll(NULL, 0, 20);
+		for (i = 0, done = 0; i < 4; i++)
+			done += __atomic_load_n(&e[i].returned, __ATOMIC_ACQUIRE);
+		now = fake_read(&srv.nheld);
+		if (now && now == held)
+			(void)srv_answer_batch_now(ct->ct_ep);
+		held = now;
+	} while (done < 4);
+	for (i = 0; i < 4; i++) {
+		pthread_join(e[i].thread, NULL);
+		ok += e[i].ok;
+	}
+	srv.batch = 0;
+	CHECK_EQ_U(ok, 40, "40 calls of 4 threads answered, none failed");
+	CHECK(fake_pool_refused > refused, "the pool refused buffers (%u times)",
+	      fake_pool_refused - refused);
+	CHECK_EQ_U(srv.max_inflight, 1, "one call in flight at a time");
+	CHECK_EQ_U(violations, 0, "the fake saw no violation");
+	fake_pool_limit = 0;
+	destroy_client(cl);
+}
+
+/*
  * Version Two asked by several threads at once (clnt_rdma_v2.c): a
  * batched call granted the credits before any waited call settled the
  * version, so eight threads' first calls all go in Version Two to a
@@ -417,6 +484,7 @@ main(void)
 	test_concurrent_renew();
 	test_renew_others_go_on();
 	test_polling();
+	test_memory_for_one_call();
 	test_concurrent_first_calls();
 	return check_done();
 }
