@@ -85,6 +85,35 @@ run_echoers(struct echoer *e, unsigned int n)
 }
 
 /*
+ * Run n echoers on cl while the server holds calls for a batch: what it
+ * has held for 20 ms (fewer callers left than the batch) this thread has
+ * it answer.  Returns the calls answered as asked.
+ */
+static unsigned int
+run_echoers_batched(CLIENT *cl, struct echoer *e, unsigned int n)
+{
+	unsigned int i, ok = 0, held = 0, done, now;
+
+	for (i = 0; i < n; i++)
+		CHECK(pthread_create(&e[i].thread, NULL, echo_run, &e[i]) == 0,
+		      "thread %u started", i);
+	do {
+		(void)poll(NULL, 0, 20);
+		for (i = 0, done = 0; i < n; i++)
+			done += __atomic_load_n(&e[i].returned, __ATOMIC_ACQUIRE);
+		now = fake_read(&srv.nheld);
+		if (now && now == held)
+			(void)srv_answer_batch_now(ct_of(cl)->ct_ep);
+		held = now;
+	} while (done < n);
+	for (i = 0; i < n; i++) {
+		pthread_join(e[i].thread, NULL);
+		ok += e[i].ok;
+	}
+	return ok;
+}
+
+/*
  * Eight threads on one CLIENT: their calls are in flight together (the
  * server answers none until it holds eight, then the newest first), and
  * each reply reaches the thread that made its call.
@@ -133,34 +162,17 @@ test_concurrent_credits(void)
 {
 	CLIENT *cl = make_client(8, 4096);
 	struct echoer e[8];
-	unsigned int i, ok = 0, held = 0, done, now;
+	unsigned int i;
 
 	srv.credits = 3;
 	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "a call granting three credits");
 	srv.batch = 3;
 	srv.max_inflight = 0;
 	memset(e, 0, sizeof(e));
-	for (i = 0; i < 8; i++) {
+	for (i = 0; i < 8; i++)
 		e[i] = (struct echoer){ .cl = cl, .id = i + 1, .calls = 30,
 					.timeout_ms = 10000 };
-		CHECK(pthread_create(&e[i].thread, NULL, echo_run, &e[i]) == 0,
-		      "thread %u started", i);
-	}
-	do {
-		(void)poll(NULL, 0, 20);
-		for (i = 0, done = 0; i < 8; i++)
-			done += __atomic_load_n(&e[i].returned, __ATOMIC_ACQUIRE);
-		/* Held as long as 20 ms ago: fewer callers than the batch. */
-		now = fake_read(&srv.nheld);
-		if (now && now == held)
-			(void)srv_answer_batch_now(ct_of(cl)->ct_ep);
-		held = now;
-	} while (done < 8);
-	for (i = 0; i < 8; i++) {
-		pthread_join(e[i].thread, NULL);
-		ok += e[i].ok;
-	}
-	CHECK_EQ_U(ok, 240, "240 calls of 8 threads answered");
+	CHECK_EQ_U(run_echoers_batched(cl, e, 8), 240, "240 calls of 8 threads answered");
 	CHECK_EQ_U(srv.max_inflight, 3, "never more than the three credits in flight");
 	destroy_client(cl);
 }
@@ -377,7 +389,7 @@ test_memory_for_one_call(void)
 	CLIENT *cl = make_client(8, 4096);
 	struct ct_rdma *ct = ct_of(cl);
 	struct echoer e[4];
-	unsigned int i, ok = 0, refused, done, now, held = 0;
+	unsigned int i, ok, refused;
 	uint32_t got = 0;
 
 	srv.credits = 8;
@@ -403,25 +415,10 @@ test_memory_for_one_call(void)
 	srv.batch = 2;
 	srv.max_inflight = 0;
 	memset(e, 0, sizeof(e));
-	for (i = 0; i < 4; i++) {
+	for (i = 0; i < 4; i++)
 		e[i] = (struct echoer){ .cl = cl, .id = i + 1, .calls = 10,
 					.timeout_ms = 10000 };
-		CHECK(pthread_create(&e[i].thread, NULL, echo_run, &e[i]) == 0,
-		      "thread %u started", i);
-	}
-	do {
-		(void)poll(NULL, 0, 20);
-		for (i = 0, done = 0; i < 4; i++)
-			done += __atomic_load_n(&e[i].returned, __ATOMIC_ACQUIRE);
-		now = fake_read(&srv.nheld);
-		if (now && now == held)
-			(void)srv_answer_batch_now(ct->ct_ep);
-		held = now;
-	} while (done < 4);
-	for (i = 0; i < 4; i++) {
-		pthread_join(e[i].thread, NULL);
-		ok += e[i].ok;
-	}
+	ok = run_echoers_batched(cl, e, 4);
 	srv.batch = 0;
 	CHECK_EQ_U(ok, 40, "40 calls of 4 threads answered, none failed");
 	CHECK(fake_pool_refused > refused, "the pool refused buffers (%u times)",
