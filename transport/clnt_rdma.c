@@ -144,8 +144,9 @@ ct_await_reply(struct ct_rdma *ct, unsigned int s, uint32_t xid,
  * The call encoded into its slot, as *xid (a new one from the sequence
  * when *xid is 0), with the buffers its chunks need.  When the pool
  * cannot give them while calls of other threads hold theirs, this one
- * gives its own back and waits for one of those to return.  Returns 0, -EMSGSIZE, -EINVAL, -ETIMEDOUT, or -ENOMEM with
- * *what saying what was refused.
+ * gives its own back and waits for one of those to return.  Returns 0,
+ * -EMSGSIZE, -EINVAL, -ETIMEDOUT, or -ENOMEM with *what saying what was
+ * refused.
  */
 static int
 ct_prepare(CLIENT *cl, struct ct_rdma *ct, unsigned int s, rpcproc_t proc,
