@@ -72,6 +72,18 @@ echo_run(void *arg)
 	return NULL;
 }
 
+/* n echoers on cl, each making calls calls of 10 s at most. */
+static void
+echoers_init(struct echoer *e, unsigned int n, CLIENT *cl, unsigned int calls)
+{
+	unsigned int i;
+
+	memset(e, 0, n * sizeof(*e));
+	for (i = 0; i < n; i++)
+		e[i] = (struct echoer){ .cl = cl, .id = i + 1, .calls = calls,
+					.timeout_ms = 10000 };
+}
+
 static void
 run_echoers(struct echoer *e, unsigned int n)
 {
@@ -130,10 +142,7 @@ test_concurrent_calls(void)
 	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "a call granting eight credits");
 	srv.batch = 8;
 	srv.max_inflight = 0;
-	memset(e, 0, sizeof(e));
-	for (i = 0; i < 8; i++)
-		e[i] = (struct echoer){ .cl = cl, .id = i + 1, .calls = 50,
-					.timeout_ms = 10000 };
+	echoers_init(e, 8, cl, 50);
 	run_echoers(e, 8);
 	for (i = 0; i < 8; i++) {
 		ok += e[i].ok;
@@ -162,16 +171,12 @@ test_concurrent_credits(void)
 {
 	CLIENT *cl = make_client(8, 4096);
 	struct echoer e[8];
-	unsigned int i;
 
 	srv.credits = 3;
 	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "a call granting three credits");
 	srv.batch = 3;
 	srv.max_inflight = 0;
-	memset(e, 0, sizeof(e));
-	for (i = 0; i < 8; i++)
-		e[i] = (struct echoer){ .cl = cl, .id = i + 1, .calls = 30,
-					.timeout_ms = 10000 };
+	echoers_init(e, 8, cl, 30);
 	CHECK_EQ_U(run_echoers_batched(cl, e, 8), 240, "240 calls of 8 threads answered");
 	CHECK_EQ_U(srv.max_inflight, 3, "never more than the three credits in flight");
 	destroy_client(cl);
@@ -389,7 +394,7 @@ test_memory_for_one_call(void)
 	CLIENT *cl = make_client(8, 4096);
 	struct ct_rdma *ct = ct_of(cl);
 	struct echoer e[4];
-	unsigned int i, ok, refused;
+	unsigned int ok, refused;
 	uint32_t got = 0;
 
 	srv.credits = 8;
@@ -414,10 +419,7 @@ test_memory_for_one_call(void)
 	refused = fake_pool_refused;
 	srv.batch = 2;
 	srv.max_inflight = 0;
-	memset(e, 0, sizeof(e));
-	for (i = 0; i < 4; i++)
-		e[i] = (struct echoer){ .cl = cl, .id = i + 1, .calls = 10,
-					.timeout_ms = 10000 };
+	echoers_init(e, 4, cl, 10);
 	ok = run_echoers_batched(cl, e, 4);
 	srv.batch = 0;
 	CHECK_EQ_U(ok, 40, "40 calls of 4 threads answered, none failed");
@@ -452,10 +454,7 @@ test_concurrent_first_calls(void)
 	CHECK_EQ_U(srv.v2_calls, 0, "... which asks nothing");
 	srv.batch = 8;
 	c = srv.calls;
-	memset(e, 0, sizeof(e));
-	for (i = 0; i < 8; i++)
-		e[i] = (struct echoer){ .cl = cl, .id = i + 1, .calls = 5,
-					.timeout_ms = 10000 };
+	echoers_init(e, 8, cl, 5);
 	run_echoers(e, 8);
 	for (i = 0; i < 8; i++) {
 		ok += e[i].ok;
