@@ -244,7 +244,7 @@ again:
 	 * is expected); a reply that comes anyway is dropped by XID.
 	 */
 	slot->wait_reply = timeout.tv_sec != 0 || timeout.tv_usec != 0;
-	slot->void_reply = (uintptr_t)xdr_results == (uintptr_t)xdr_void;
+	slot->results_len = ct_results_len(xdr_results);
 
 	ret = ct_prepare(cl, ct, (unsigned int)s, proc, xdr_args, args_ptr,
 			 &x_id, &len, deadline, &what);

@@ -117,7 +117,7 @@ struct ct_slot {
 	uint32_t rvers;		/* its RPC-over-RDMA version (clnt_rdma_v2.c) */
 	bool resend;		/* refused for its version: again, same XID */
 	bool wait_reply;	/* the call offers chunks for its reply */
-	bool void_reply;	/* its results are xdr_void: the reply is a header */
+	int results_len;	/* its results' fixed octets, -1: not known */
 	bool recv_held;		/* a receive is reserved for its reply */
 	uint64_t orphaned;	/* order in which slots became orphans */
 	bool replied;		/* its reply came, into rep */
@@ -313,6 +313,12 @@ void ct_orphan_replied(struct ct_rdma *ct, uint32_t xid);
 /* The call and the reply (clnt_rdma_marshal.c)                        */
 /* ------------------------------------------------------------------ */
 
+/*
+ * Octets of the results a libtirpc decoder always takes (xdr_void 0, an
+ * xdr_int 4, an xdr_hyper 8, ...), or -1 when the size is not known: the
+ * call then offers a Reply chunk.
+ */
+int ct_results_len(xdrproc_t xdr_results);
 /*
  * Encode the RPC call into the slot's call buffer (grown from the pool as
  * needed): the serialized header, proc, credentials and arguments.

@@ -148,6 +148,49 @@ ct_peer_refused(const struct ct_rdma *ct, uint32_t seg)
 }
 
 /*
+ * libtirpc's decoders whose results always take the same octets: nothing
+ * (xdr_void: NULL procedures, pings) or one item of RFC 4506 s4.1-s4.7
+ * (an int, an enum, a bool, a hyper, a float, a double).  Results that
+ * are one of these, as rpcgen makes for a procedure returning int or
+ * bool, need no chunk.  The addresses are those the program passes: a
+ * function's address is the same in every object of the process.
+ */
+#define CT_FN(f) ((void (*)(void))(f))
+static const struct {
+	void (*fn)(void);
+	uint8_t len;
+} ct_fixed_results[] = {
+	{ CT_FN(xdr_void), 0 },
+	{ CT_FN(xdr_int), 4 },		{ CT_FN(xdr_u_int), 4 },
+	{ CT_FN(xdr_long), 4 },		{ CT_FN(xdr_u_long), 4 },
+	{ CT_FN(xdr_short), 4 },	{ CT_FN(xdr_u_short), 4 },
+	{ CT_FN(xdr_char), 4 },		{ CT_FN(xdr_u_char), 4 },
+	{ CT_FN(xdr_bool), 4 },		{ CT_FN(xdr_enum), 4 },
+	{ CT_FN(xdr_float), 4 },
+	{ CT_FN(xdr_int8_t), 4 },	{ CT_FN(xdr_u_int8_t), 4 },
+	{ CT_FN(xdr_uint8_t), 4 },
+	{ CT_FN(xdr_int16_t), 4 },	{ CT_FN(xdr_u_int16_t), 4 },
+	{ CT_FN(xdr_uint16_t), 4 },
+	{ CT_FN(xdr_int32_t), 4 },	{ CT_FN(xdr_u_int32_t), 4 },
+	{ CT_FN(xdr_uint32_t), 4 },
+	{ CT_FN(xdr_hyper), 8 },	{ CT_FN(xdr_u_hyper), 8 },
+	{ CT_FN(xdr_longlong_t), 8 },	{ CT_FN(xdr_u_longlong_t), 8 },
+	{ CT_FN(xdr_quad_t), 8 },	{ CT_FN(xdr_u_quad_t), 8 },
+	{ CT_FN(xdr_int64_t), 8 },	{ CT_FN(xdr_u_int64_t), 8 },
+	{ CT_FN(xdr_uint64_t), 8 },
+	{ CT_FN(xdr_double), 8 },
+};
+
+int
+ct_results_len(xdrproc_t xdr_results)
+{
+	for (size_t i = 0; i < sizeof(ct_fixed_results) / sizeof(ct_fixed_results[0]); i++)
+		if (CT_FN(xdr_results) == ct_fixed_results[i].fn)
+			return ct_fixed_results[i].len;
+	return -1;
+}
+
+/*
  * Decide the call's chunks from its encoded message (ulb.h): what the
  * binding says of the reply, this connection's inline threshold, and the
  * segments the peer accepts.
@@ -171,16 +214,16 @@ ct_plan_call(struct ct_rdma *ct, struct ct_slot *slot, size_t len)
 		p->ulb.placement = true;
 	}
 	/*
-	 * Results decoded by xdr_void (the NULL procedure, pings): the reply
-	 * is an RPC header alone, verifier and RPCSEC_GSS wrapping included,
-	 * which fits any inline threshold of s3.3.2 (1024 octets at least):
-	 * no Reply chunk to bind and fence (s5.3.3).
+	 * Results of a known fixed size (ct_results_len): the reply is an
+	 * RPC header, verifier and RPCSEC_GSS wrapping included, and at most
+	 * one hyper, which fits any inline threshold of s3.3.2 (1024 octets
+	 * at least): no Reply chunk to bind and fence (s5.3.3).
 	 */
-	if (slot->void_reply) {
+	if (slot->results_len >= 0) {
 		p->ulb.known = true;
 		p->ulb.item = ULB_ITEM_NONE;
 		p->ulb.item_max = 0;
-		p->ulb.max_reply = ULB_REPLY_HDR_MAX;
+		p->ulb.max_reply = ULB_REPLY_HDR_MAX + (uint64_t)slot->results_len;
 	}
 	ulb_chunks(&p->ulb, &l, &ch);
 	/* A call whose reply is not waited for offers nothing for it. */

@@ -89,15 +89,16 @@ test_credits(void)
 /*
  * Results decoded by xdr_void (NULL, pings): the reply is an RPC header
  * alone, inline at any threshold, so the call offers no Reply chunk and
- * binds no window for one (RFC 8166 s5.3.3).  The same call with results
- * the client cannot see into offers one.
+ * binds no window for one (RFC 8166 s5.3.3); so with one xdr_u_int
+ * result.  The same call with results the client cannot see into offers
+ * one.
  */
 static void
 test_void_results(void)
 {
 	CLIENT *cl = make_client(4, 1024);
 	struct timeval tv = { .tv_sec = 5 };
-	unsigned int c, inv;
+	unsigned int c, inv, arg, res = 0;
 
 	srv.credits = 4;
 	c = srv.calls;
@@ -113,8 +114,35 @@ test_void_results(void)
 	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "the same call, results of unknown size");
 	CHECK(srv.reply_key[c] != 0, "it offered a Reply chunk");
 	CHECK_EQ_U(nbound, 0, "nothing reachable after either");
+
+	/* One fixed-size result (a procedure returning int): no chunk either. */
+	c = srv.calls;
+	inv = nlocal_inv;
+	arg = 0x1234;
+	CHECK_EQ_U(clnt_call(cl, F_PROC_ECHO, XDRPROC(xdr_u_int), (caddr_t)&arg,
+			     XDRPROC(xdr_u_int), (caddr_t)&res, tv),
+		   RPC_SUCCESS, "a call with xdr_u_int results");
+	CHECK_EQ_U(res, arg, "its result decoded from the inline reply");
+	CHECK_EQ_U(srv.reply_key[c], 0, "it offered no Reply chunk");
+	CHECK_EQ_U(nlocal_inv, inv, "no window to invalidate after it");
+	CHECK_EQ_U(nbound, 0, "nothing reachable after it");
 	CHECK_EQ_U(violations, 0, "the fake saw no violation");
 	destroy_client(cl);
+}
+
+/* Which libtirpc decoders take a known number of octets. */
+static void
+test_results_len(void)
+{
+	CHECK_EQ_U(ct_results_len(XDRPROC(xdr_void)), 0, "xdr_void: nothing");
+	CHECK_EQ_U(ct_results_len(XDRPROC(xdr_int)), 4, "xdr_int");
+	CHECK_EQ_U(ct_results_len(XDRPROC(xdr_bool)), 4, "xdr_bool");
+	CHECK_EQ_U(ct_results_len(XDRPROC(xdr_enum)), 4, "xdr_enum");
+	CHECK_EQ_U(ct_results_len(XDRPROC(xdr_u_long)), 4, "xdr_u_long: 4 octets on the wire");
+	CHECK_EQ_U(ct_results_len(XDRPROC(xdr_u_quad_t)), 8, "xdr_u_quad_t (rpcgen's unsigned hyper)");
+	CHECK_EQ_U(ct_results_len(XDRPROC(xdr_double)), 8, "xdr_double");
+	CHECK(ct_results_len(XDRPROC(xdr_wrapstring)) < 0, "xdr_wrapstring: not known");
+	CHECK(ct_results_len(XDRPROC(xdr_unknown_res)) < 0, "a program's own decoder: not known");
 }
 
 /*
@@ -687,6 +715,7 @@ main(void)
 	test_memory();
 	test_credits();
 	test_void_results();
+	test_results_len();
 	test_lost_replies();
 	test_orphans();
 	test_orphans_renew();
