@@ -159,7 +159,7 @@ OPS=null,echo,sink,source,mixed
 	local port
 	port=$(free_port)
 	# The server flips the byte at offset 70 of ECHO and SOURCE replies and
-	# the checksums of SINK and MIXED data longer than 70 bytes.
+	# the checksums of SINK, MIXED and DIGEST data longer than 70 bytes.
 	start_server -m tcp -p "$port" -X 70
 
 	client -m tcp -h 127.0.0.1 -p "$port" -o echo -s 64
@@ -176,6 +176,13 @@ OPS=null,echo,sink,source,mixed
 	client -m tcp -h 127.0.0.1 -p "$port" -o sink -s 100
 	assert_failure 2
 	assert_output --partial "mismatch: sink 100: checksum"
+
+	client -m tcp -h 127.0.0.1 -p "$port" -o digest -s 0,70
+	assert_client_ran digest 0,70
+
+	client -m tcp -h 127.0.0.1 -p "$port" -o digest -s 71
+	assert_failure 2
+	assert_output --partial "mismatch: digest 71: checksum"
 
 	client -m tcp -h 127.0.0.1 -p "$port" -o mixed -s 71
 	assert_failure 2

@@ -33,7 +33,7 @@ assert_usage_errors() {
 	for opt in --mtu --cpus --pin --quick --scenario --runs; do
 		assert_line --regexp "^  $opt( |$)"
 	done
-	for name in null null-nopoll echo-1k echo-1k-nopoll null-t8 echo-4000 echo-4k echo-64k echo-1m \
+	for name in null null-nopoll echo-1k echo-1k-nopoll digest-1k null-t8 echo-4000 echo-4k echo-64k echo-1m \
 		source-1m sink-1m echo-4k-x2 echo-4k-t8; do
 		assert_line --regexp "^  $name +[0-9x]+ calls  "
 	done

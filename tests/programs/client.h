@@ -34,6 +34,7 @@ enum op {
 	OP_SOURCE,
 	OP_MIXED,
 	OP_WHOAMI,
+	OP_DIGEST,
 	OP_COUNT
 };
 

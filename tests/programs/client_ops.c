@@ -23,6 +23,7 @@ const struct op_desc op_desc[OP_COUNT] = {
 	[OP_SOURCE] = { "source", true,  1 },
 	[OP_MIXED]  = { "mixed",  true,  3 },	/* string and opaque out, string back */
 	[OP_WHOAMI] = { "whoami", false, 0 },
+	[OP_DIGEST] = { "digest", true,  1 },
 };
 
 unsigned long total_calls;
@@ -198,6 +199,32 @@ do_sink(CLIENT *clnt, size_t size, uint64_t seed)
 	return t;
 }
 
+/* The same check as SINK's, its result one unsigned hyper. */
+static double
+do_digest(CLIENT *clnt, size_t size, uint64_t seed)
+{
+	rpctest_data arg;
+	u_quad_t *res;
+	double t0, t;
+
+	arg.rpctest_data_len = (u_int)size;
+	arg.rpctest_data_val = xmalloc(size);
+	pattern_fill(arg.rpctest_data_val, size, seed);
+
+	t0 = call_begin();
+	res = rpctest_digest_1(arg, clnt);
+	t = call_end(t0);
+	if (!res) {
+		rpc_failed(clnt, OP_DIGEST, size);
+		free(arg.rpctest_data_val);
+		return CALL_FAILED;
+	}
+	if (*res != checksum(arg.rpctest_data_val, size))
+		mismatch(OP_DIGEST, size, OFFSET_UNKNOWN, "checksum of the bytes the server received differs");
+	free(arg.rpctest_data_val);
+	return t;
+}
+
 static double
 do_source(CLIENT *clnt, size_t size, uint64_t seed)
 {
@@ -365,6 +392,9 @@ run_op(CLIENT *clnt, const struct options *o, unsigned int oi, unsigned int si,
 		break;
 	case OP_WHOAMI:
 		t = do_whoami(clnt, size, seed, o);
+		break;
+	case OP_DIGEST:
+		t = do_digest(clnt, size, seed);
 		break;
 	case OP_COUNT:
 		break;

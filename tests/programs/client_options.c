@@ -26,7 +26,7 @@ usage(void)
 		"  -n NETID  tcp (default) or tcp6; -m tcp is IPv4 only\n"
 		"  -A CRED   none (default) or sys (authunix_create_default)\n"
 		"  -t SECS   call timeout (default 25)\n"
-		"  -o OPS    comma list of null,echo,sink,source,mixed,whoami\n"
+		"  -o OPS    comma list of null,echo,sink,source,mixed,whoami,digest\n"
 		"            (default null,echo,sink,source,mixed)\n"
 		"  -s SIZES  comma list of byte counts with optional K or M suffix and\n"
 		"            an optional +N, e.g. 0,1,4K,1M+3 (default 0,1,100,1000,4K,64K,1M,1M+3)\n"

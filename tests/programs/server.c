@@ -122,6 +122,17 @@ rpctest_sink_1_svc(rpctest_data arg, struct svc_req *rqstp)
 	return &res;
 }
 
+u_quad_t *
+rpctest_digest_1_svc(rpctest_data arg, struct svc_req *rqstp)
+{
+	static u_quad_t res;
+
+	res = checksum(arg.rpctest_data_val, arg.rpctest_data_len);
+	if (corrupt_at < arg.rpctest_data_len)
+		res ^= 1;
+	return &res;
+}
+
 rpctest_data *
 rpctest_source_1_svc(rpctest_source_args arg, struct svc_req *rqstp)
 {

@@ -159,11 +159,11 @@ assert_moved() {
 	local port a b aport bport
 	port=$(free_port)
 	start_server --shim -m tli -a "$RXE_ADDR" -p "$port"
-	# NULL and SINK have no opaque result: the 1M Write chunk each call
-	# offers is never used.  Every message fits the 4K inline threshold.
+	# NULL, SINK and DIGEST have no opaque result: the 1M Write chunk
+	# SINK offers is never used.  Every message fits the 4K inline threshold.
 	start_client_bg --rdma --env RPCRDMA_SHIM_WRITE_CHUNK=1M -m tli -h "$RXE_ADDR" -p "$port" \
-		-o null,sink -s 100,1000 -c 5 -q -H
-	await_hold 15
+		-o null,sink,digest -s 100,1000 -c 5 -q -H
+	await_hold 25
 	a=$CLIENT_PID
 	server_caught_up "$a"
 	# The same without remote invalidation.
@@ -178,12 +178,13 @@ assert_moved() {
 	bport=${ST[$b.client.local.port]}
 	assert_st "$a.client.transport" rdma
 	assert_st "$b.client.transport" rdma
-	assert_st "$SERVER_PID.server.$aport.calls" 15
+	assert_st "$SERVER_PID.server.$aport.calls" 25
 	assert_st "$SERVER_PID.server.$bport.calls" 15
 	assert_st "$a.client.long_out" 0
 	assert_st "$a.client.long_in" 0
 	# Remote invalidation on: every SINK reply invalidated the call's Reply
-	# chunk.  NULL (xdr_void results, a reply that is a header) offers none.
+	# chunk.  NULL (xdr_void results, a reply that is a header) and DIGEST
+	# (xdr_u_quad_t: a header and eight octets) offer none.
 	assert_st "$a.client.remote_invalidate" true
 	assert_moved "$a.client" 0 0 0 10
 	assert_moved "$SERVER_PID.server.$aport" 0 0 0 10
