@@ -116,6 +116,19 @@ call_seed(unsigned long iter, enum op op, size_t size)
 	return ((uint64_t)iter << 40) ^ ((uint64_t)op << 32) ^ (uint64_t)size;
 }
 
+/* size octets of the pattern of seed, as an opaque argument. */
+static rpctest_data
+pattern_data(size_t size, uint64_t seed)
+{
+	rpctest_data d = {
+		.rpctest_data_len = (u_int)size,
+		.rpctest_data_val = xmalloc(size),
+	};
+
+	pattern_fill(d.rpctest_data_val, size, seed);
+	return d;
+}
+
 /* --- operations ------------------------------------------------------------
  * Each returns the seconds spent in the call itself (verification excluded),
  * and exits on any error.
@@ -143,9 +156,7 @@ do_echo(CLIENT *clnt, size_t size, uint64_t seed)
 	double t0, t;
 	size_t off;
 
-	arg.rpctest_data_len = (u_int)size;
-	arg.rpctest_data_val = xmalloc(size);
-	pattern_fill(arg.rpctest_data_val, size, seed);
+	arg = pattern_data(size, seed);
 
 	t0 = call_begin();
 	res = rpctest_echo_1(arg, clnt);
@@ -168,59 +179,38 @@ do_echo(CLIENT *clnt, size_t size, uint64_t seed)
 	return t;
 }
 
+/* SINK and DIGEST: the server's checksum of the bytes it received. */
 static double
-do_sink(CLIENT *clnt, size_t size, uint64_t seed)
+do_sink(CLIENT *clnt, enum op op, size_t size, uint64_t seed)
 {
-	rpctest_data arg;
-	rpctest_sink_res *res;
+	rpctest_data arg = pattern_data(size, seed);
+	rpctest_sink_res *sres = NULL;
+	u_quad_t *dres = NULL;
+	uint64_t length, sum;
 	double t0, t;
 
-	arg.rpctest_data_len = (u_int)size;
-	arg.rpctest_data_val = xmalloc(size);
-	pattern_fill(arg.rpctest_data_val, size, seed);
-
 	t0 = call_begin();
-	res = rpctest_sink_1(arg, clnt);
+	if (op == OP_SINK)
+		sres = rpctest_sink_1(arg, clnt);
+	else
+		dres = rpctest_digest_1(arg, clnt);	/* one unsigned hyper */
 	t = call_end(t0);
-	if (!res) {
-		rpc_failed(clnt, OP_SINK, size);
+	if (!sres && !dres) {
+		rpc_failed(clnt, op, size);
 		free(arg.rpctest_data_val);
 		return CALL_FAILED;
 	}
 
-	if (res->length != size)
-		mismatch(OP_SINK, size, res->length < size ? res->length : size,
+	length = sres ? sres->length : size;
+	sum = sres ? sres->checksum : *dres;
+	if (length != size)
+		mismatch(op, size, length < size ? length : size,
 			 "server received a different length");
-	if (res->checksum != checksum(arg.rpctest_data_val, size))
-		mismatch(OP_SINK, size, OFFSET_UNKNOWN, "checksum of the bytes the server received differs");
+	if (sum != checksum(arg.rpctest_data_val, size))
+		mismatch(op, size, OFFSET_UNKNOWN, "checksum of the bytes the server received differs");
 
-	clnt_freeres(clnt, (xdrproc_t)xdr_rpctest_sink_res, (caddr_t)res);
-	free(arg.rpctest_data_val);
-	return t;
-}
-
-/* The same check as SINK's, its result one unsigned hyper. */
-static double
-do_digest(CLIENT *clnt, size_t size, uint64_t seed)
-{
-	rpctest_data arg;
-	u_quad_t *res;
-	double t0, t;
-
-	arg.rpctest_data_len = (u_int)size;
-	arg.rpctest_data_val = xmalloc(size);
-	pattern_fill(arg.rpctest_data_val, size, seed);
-
-	t0 = call_begin();
-	res = rpctest_digest_1(arg, clnt);
-	t = call_end(t0);
-	if (!res) {
-		rpc_failed(clnt, OP_DIGEST, size);
-		free(arg.rpctest_data_val);
-		return CALL_FAILED;
-	}
-	if (*res != checksum(arg.rpctest_data_val, size))
-		mismatch(OP_DIGEST, size, OFFSET_UNKNOWN, "checksum of the bytes the server received differs");
+	if (sres)
+		clnt_freeres(clnt, (xdrproc_t)xdr_rpctest_sink_res, (caddr_t)sres);
 	free(arg.rpctest_data_val);
 	return t;
 }
@@ -382,7 +372,8 @@ run_op(CLIENT *clnt, const struct options *o, unsigned int oi, unsigned int si,
 		t = do_echo(clnt, size, seed);
 		break;
 	case OP_SINK:
-		t = do_sink(clnt, size, seed);
+	case OP_DIGEST:
+		t = do_sink(clnt, op, size, seed);
 		break;
 	case OP_SOURCE:
 		t = do_source(clnt, size, seed);
@@ -392,9 +383,6 @@ run_op(CLIENT *clnt, const struct options *o, unsigned int oi, unsigned int si,
 		break;
 	case OP_WHOAMI:
 		t = do_whoami(clnt, size, seed, o);
-		break;
-	case OP_DIGEST:
-		t = do_digest(clnt, size, seed);
 		break;
 	case OP_COUNT:
 		break;
