@@ -89,7 +89,6 @@ echoers_init(struct echoer *e, unsigned int n, CLIENT *cl, unsigned int calls)
 {
 	unsigned int i;
 
-	memset(e, 0, n * sizeof(*e));
 	for (i = 0; i < n; i++)
 		e[i] = (struct echoer){ .cl = cl, .id = i + 1, .calls = calls,
 					.timeout_ms = 10000 };
