@@ -157,7 +157,8 @@ stats_create_locked(void)
 		atfork_done = true;
 	}
 	stats_failed = false;
-	stats = f;
+	/* stats_get() reads it without the lock: the file is set up first. */
+	__atomic_store_n(&stats, f, __ATOMIC_RELEASE);
 	return f;
 }
 
