@@ -119,7 +119,7 @@ bool was_invalidated_locally(uint32_t key);
 void srv_answer_held(struct ep *ep);
 /* The connection ends now, as the hub would tell its waiters. */
 void fake_kill(struct ep *ep);
-/* A counter of srv read while client threads run. */
+/* A counter of srv, or fake_connecting, read while client threads run. */
 unsigned int fake_read(const unsigned int *v);
 /* The server answers the F_PROC_ECHO calls of a batch it holds now; how many. */
 unsigned int srv_answer_batch_now(struct ep *ep);

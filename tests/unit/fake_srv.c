@@ -261,8 +261,9 @@ fake_read(const unsigned int *v)
 {
 	unsigned int n;
 
+	/* Under the lock for srv's counters, atomic for fake_connecting. */
 	fake_lock();
-	n = *v;
+	n = __atomic_load_n(v, __ATOMIC_ACQUIRE);
 	fake_unlock();
 	return n;
 }
