@@ -11,8 +11,8 @@
  * next to nothing and stamps of two processes compare), else the
  * monotonic clock.  A child of fork() starts with none of its parent's.
  */
-#ifndef RPCRDMA_CP_TRACE_H
-#define RPCRDMA_CP_TRACE_H
+#ifndef TRANSPORT_CP_TRACE_H
+#define TRANSPORT_CP_TRACE_H
 
 #include <stdint.h>
 #include <stdio.h>
@@ -47,7 +47,7 @@ int cp_dump(FILE *f);
 /* Forget what was recorded and read the environment again (tests). */
 void cp_reset(void);
 
-#ifdef RPCRDMA_CALLPATH_TRACE
+#ifdef SHIM_CALLPATH_TRACE
 #define CP_MARK(p) cp_record(p)
 #else
 #define CP_MARK(p) ((void)0)
