@@ -7,7 +7,6 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -20,6 +19,15 @@ static pthread_barrier_t start;
 static struct shim_stats_conn *taken[THREADS][PER_THREAD];
 static struct sockaddr_in peer, local;
 
+/* A client's TCP transport to port 2049, as every slot here is. */
+static struct shim_stats_conn *
+open_one(void)
+{
+	return shim_stats_open(SHIM_STATS_CLIENT, SHIM_STATS_TCP,
+			       (struct sockaddr *)&peer,
+			       (struct sockaddr *)&local);
+}
+
 static void *
 opener(void *arg)
 {
@@ -28,9 +36,7 @@ opener(void *arg)
 
 	pthread_barrier_wait(&start);
 	for (i = 0; i < PER_THREAD; i++) {
-		mine[i] = shim_stats_open(SHIM_STATS_CLIENT, SHIM_STATS_TCP,
-					  (struct sockaddr *)&peer,
-					  (struct sockaddr *)&local);
+		mine[i] = open_one();
 		shim_stats_publish(mine[i]);
 	}
 	return NULL;
@@ -91,17 +97,12 @@ test_threads_at_once(void)
 	for (i = 0; i < (int)n; i++)
 		shim_stats_close(all[i]);
 	for (i = 0; i < SHIM_STATS_SLOTS; i++) {
-		all[0] = shim_stats_open(SHIM_STATS_CLIENT, SHIM_STATS_TCP,
-					 (struct sockaddr *)&peer,
-					 (struct sockaddr *)&local);
+		all[0] = open_one();
 		if (!all[0])
 			break;
 	}
 	CHECK_EQ_U(i, SHIM_STATS_SLOTS, "closed slots are free again: the whole table");
-	CHECK(shim_stats_open(SHIM_STATS_CLIENT, SHIM_STATS_TCP,
-			      (struct sockaddr *)&peer,
-			      (struct sockaddr *)&local) == NULL,
-	      "a full table gives no slot");
+	CHECK(open_one() == NULL, "a full table gives no slot");
 }
 
 int
