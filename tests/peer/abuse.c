@@ -184,6 +184,19 @@ abuse_step(struct abuser *a, const struct opts *o, const char *mode,
 	return true;
 }
 
+/* Each connection with its chunk memory, then the array. */
+static void
+abusers_free(struct abuser *a, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		chunk_free(&a[i].cm);
+		conn_free(a[i].c);
+	}
+	free(a);
+}
+
 int
 run_abuse(const struct opts *o)
 {
@@ -204,6 +217,7 @@ run_abuse(const struct opts *o)
 		a[i].c = client_connect(o);
 		if (!a[i].c) {
 			out("summary mode=%s result=failed why=no_connection", mode);
+			abusers_free(a, i);
 			return EX_SETUP;
 		}
 		/* RFC 8166 s4.3.3: one call until a reply grants more. */
@@ -213,6 +227,7 @@ run_abuse(const struct opts *o)
 		if (strcmp(mode, "vanish-read") == 0 &&
 		    chunk_alloc(a[i].c, &a[i].cm, VANISH_SEGS * VANISH_SEG_LEN, 0, 0)) {
 			out("summary mode=%s result=failed why=no_memory", mode);
+			abusers_free(a, i + 1);
 			return EX_SETUP;
 		}
 	}
@@ -240,6 +255,6 @@ run_abuse(const struct opts *o)
 	}
 	out("summary mode=%s conns=%u sent=%lu replies=%lu result=ok", mode, n,
 	    sent, replies);
-	/* The process ends: the kernel takes the connections and memory. */
+	abusers_free(a, n);
 	return EX_OK;
 }

@@ -89,6 +89,12 @@ chunk_release(struct chunk_mem *cm, bool keep)
 	memset(cm, 0, sizeof(*cm));
 }
 
+void
+chunk_free(struct chunk_mem *cm)
+{
+	chunk_release(cm, false);
+}
+
 static void
 chunk_release_kept(void)
 {

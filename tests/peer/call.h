@@ -100,6 +100,8 @@ const char *nfs4_case_check(const struct pcase *pc, const struct call_io *io);
 /* Register memory for the chunks of one call (read, write, reply octets). */
 int chunk_alloc(struct pconn *c, struct chunk_mem *cm, uint32_t read_len,
 		uint32_t write_len, uint32_t reply_len);
+/* Deregister and free what chunk_alloc gave (nothing, if it gave nothing). */
+void chunk_free(struct chunk_mem *cm);
 /* Connect as the options say; NULL (said on stdout) when that fails. */
 struct pconn *client_connect(const struct opts *o);
 
