@@ -296,8 +296,12 @@ rpctest_whoami_1_svc(struct svc_req *rqstp)
  * with sigwait(), so no libtirpc code ever runs inside a signal handler.
  * That thread calls svc_exit() and then interrupts the poll() in svc_run()
  * with SIGUSR1 (a no-op handler) until svc_run() has returned: svc_run()
- * only looks at svc_exit()'s effect when its poll() returns.
+ * only looks at svc_exit()'s effect when its poll() returns.  The
+ * program's own loop reads svc_pollfd and svc_fdset itself, which
+ * svc_exit() frees and clears: it is only interrupted, and calls
+ * svc_exit() in its own thread once it sees the stop.
  */
+static enum { LOOP_SVC_RUN, LOOP_POLL, LOOP_SELECT } loop = LOOP_SVC_RUN;
 static pthread_t main_thread;
 static atomic_int svc_run_returned;
 static atomic_int stop_signal;
@@ -319,7 +323,8 @@ stopper(void *arg)
 		return NULL;
 	atomic_store(&stop_signal, sig);
 	while (!atomic_load(&svc_run_returned)) {
-		svc_exit();
+		if (loop == LOOP_SVC_RUN)
+			svc_exit();
 		pthread_kill(main_thread, SIGUSR1);
 		nanosleep(&pause, NULL);
 	}
@@ -329,7 +334,8 @@ stopper(void *arg)
 /*
  * The program's own event loop instead of svc_run(), as some servers have:
  * poll() over svc_pollfd then svc_getreq_poll(), or select() over
- * svc_fdset then svc_getreqset().  Ends once a stop signal was taken.
+ * svc_fdset then svc_getreqset().  Ends once a stop signal was taken,
+ * with svc_exit() as svc_run() would end.
  */
 static void
 own_loop(bool use_select)
@@ -354,6 +360,7 @@ own_loop(bool use_select)
 			free(fds);
 		}
 	}
+	svc_exit();
 }
 
 /* --- listeners ----------------------------------------------------------- */
@@ -550,10 +557,9 @@ parse_number(const char *s, unsigned long max)
 	return v;
 }
 
-/* What serve() needs: where to say "ready", on which port, which loop. */
+/* What serve() needs: where to say "ready", and on which port. */
 static const char *ready_path;
 static unsigned int ready_port;
-static enum { LOOP_SVC_RUN, LOOP_POLL, LOOP_SELECT } loop = LOOP_SVC_RUN;
 
 /*
  * Serve until SIGTERM or SIGINT (0) or until the loop fails (1), in the
