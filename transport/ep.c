@@ -688,6 +688,22 @@ out_destroy:
 /* Server: accept                                                      */
 /* ------------------------------------------------------------------ */
 
+/*
+ * The client withdrew the request (it gave up waiting, or its process
+ * ended): its reject reached the CM first, which then refuses every step
+ * of the answer, the queue pair's set-up and the accept, with EINVAL.
+ * Asking the CM for the attributes of a queue pair's first state tells it
+ * apart from a failure of our own; call it before rejecting.
+ */
+static bool
+request_withdrawn(struct rdma_cm_id *id)
+{
+	struct ibv_qp_attr qa = { .qp_state = IBV_QPS_INIT };
+	int mask;
+
+	return rdma_init_qp_attr(id, &qa, &mask) && errno == EINVAL;
+}
+
 int
 ep_accept(struct rdma_cm_id *id, const struct rdma_conn_param *req,
 	  const struct ep_attr *attr, struct ep **out)
@@ -740,7 +756,10 @@ ep_accept(struct rdma_cm_id *id, const struct rdma_conn_param *req,
 	return 0;
 
 out_reject:
-	rdma_reject(id, NULL, 0);
+	if (request_withdrawn(id))
+		ret = -ECONNABORTED;
+	else
+		rdma_reject(id, NULL, 0);
 	/* The caller still owns the id (it came with the event). */
 	if (ep->qp) {
 		rdma_destroy_qp(id);

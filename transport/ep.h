@@ -89,7 +89,8 @@ int ep_connect(const struct sockaddr *dst, const struct sockaddr *src,
  * with our private data.  The id stays on the listener's event channel;
  * id->context is the endpoint from now on.  Returns 0 with *out, or a
  * negative errno after rejecting (the caller still owns the id then;
- * -ENOMEM: the budget could not cover the receives).
+ * -ENOMEM: the budget could not cover the receives; -ECONNABORTED: the
+ * client withdrew the request first).
  */
 int ep_accept(struct rdma_cm_id *id, const struct rdma_conn_param *req,
 	      const struct ep_attr *attr, struct ep **out);

@@ -103,6 +103,26 @@ log_full(const struct sockaddr *ra, unsigned int cap)
 		 peer, sa_port(ra), cap, SC_FD_RESERVE);
 }
 
+/*
+ * A request withdrawn before it was accepted is routine (a client that
+ * ended while its RDMA connection was being set up): debug only.
+ */
+static void
+log_not_accepted(const struct sockaddr *ra, int err)
+{
+	char peer[INET6_ADDRSTRLEN];
+
+	sa_format_addr(ra, peer, sizeof(peer));
+	if (err == ECONNABORTED)
+		shim_log(SHIM_LOG_DEBUG,
+			 "server: %s port %u withdrew its RDMA connection request before it was accepted",
+			 peer, sa_port(ra));
+	else
+		shim_log(SHIM_LOG_WARN,
+			 "server: cannot accept an RDMA connection from %s port %u: %s",
+			 peer, sa_port(ra), strerror(err));
+}
+
 static void
 on_connect_request(struct svc_rdma_listener *lst, struct rdma_cm_event *ev)
 {
@@ -127,9 +147,7 @@ on_connect_request(struct svc_rdma_listener *lst, struct rdma_cm_event *ev)
 		else if (ret == -ENOMEM)
 			log_refused(rdma_get_peer_addr(id));
 		else
-			shim_log(SHIM_LOG_WARN,
-				 "server: cannot accept an RDMA connection: %s",
-				 strerror(-ret));
+			log_not_accepted(rdma_get_peer_addr(id), -ret);
 		cm_destroy_id(id);
 		return;
 	}

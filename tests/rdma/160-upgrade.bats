@@ -3,7 +3,8 @@
 # upgrade = background, inside the soft-RoCE VM: a client's calls go over
 # TCP while its RDMA connection is made in the background, and over RDMA
 # once it is up (the statistics show both connections); a process that
-# ends before RDMA is up leaves no connection on the server; a black-holed
+# ends before RDMA is up leaves no connection on the server, nor a warning
+# in its log when the server had not yet taken its request; a black-holed
 # RDMA path costs the calls nothing, the log says why RDMA was not used,
 # and the next process knows it; require-rdma keeps its strict meaning.
 # The helpers launch programs with upgrade = wait: these tests ask for
@@ -87,6 +88,27 @@ client_records() {
 	# the client never finished times out in the CM).
 	wait_qps rpctest-server 0 60
 	# And it still serves.
+	client --rdma -m tli -h "$RXE_ADDR" -p "$port" -o null,whoami
+	assert_client_ran null,whoami ""
+	assert_netid rdma "$RXE_ADDR"
+	stop_server
+}
+
+@test "a connection request withdrawn before the server takes it: no warning, the server goes on" {
+	local port
+	port=$(free_port)
+	start_server --shim --env RPCRDMA_SHIM_LOG_LEVEL=debug -m tli -a "$RXE_ADDR" -p "$port"
+	# The server stopped while a client's request arrives; the client
+	# gives up (rdma-peer's bound) and ends, rejecting its request in
+	# the CM, before the server reads the request and accepts it.
+	kill -STOP "$SERVER_PID"
+	peer_call -a "$RXE_ADDR" -p "$port" --timeout 2 null
+	kill -CONT "$SERVER_PID"
+	assert_output --partial 'connect=failed'
+	wait_log "$SERVER_LOG" 'withdrew its RDMA connection request before it was accepted$' 30
+	run cat "$SERVER_LOG"
+	refute_line --partial 'warning:'
+	# And the next client is served over RDMA.
 	client --rdma -m tli -h "$RXE_ADDR" -p "$port" -o null,whoami
 	assert_client_ran null,whoami ""
 	assert_netid rdma "$RXE_ADDR"
