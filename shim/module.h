@@ -37,9 +37,9 @@
 
 /*
  * What the RDMA module answers for its own descriptors: the stand-in
- * sockets of server transports (transport/sockfd.h) and RDMA descriptors
- * refused to changed credentials (transport/cred.h).  Until it is loaded
- * there are none, and every call is the real one.
+ * sockets of server transports and RDMA clients (transport/sockfd.h) and
+ * RDMA descriptors refused to changed credentials (transport/cred.h).
+ * Until it is loaded there are none, and every call is the real one.
  */
 struct shim_fd_ops {
 	bool (*sockfd_owned)(int fd);

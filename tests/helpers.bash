@@ -672,6 +672,22 @@ wait_log() {
 	wait_until "$3" "a line matching '$2' in $1" grep -qE -- "$2" "$1"
 }
 
+# assert_fd_addrs ADDRESS PORT: in the last client run's WHOAMI, the
+# client's descriptor (CLGET_FD) answers as its connection's socket: its
+# own address (getsockname) is the caller's address the server saw, and
+# its peer (getpeername) the server's ADDRESS and PORT as the program
+# gave them, over TCP and over RDMA alike.
+assert_fd_addrs() {
+	local server
+	server="$1.$(($2 >> 8)).$(($2 & 255))"
+	[[ $output =~ whoami\ caller=([^ ]+)\ local=([^ ]+)\ server=([^ ]+) ]] ||
+		fail "no WHOAMI line with caller, local and server addresses"
+	[[ ${BASH_REMATCH[1]} == "${BASH_REMATCH[2]}" ]] ||
+		fail "the server saw ${BASH_REMATCH[1]}, the client's descriptor says ${BASH_REMATCH[2]}"
+	[[ ${BASH_REMATCH[3]} == "$server" ]] ||
+		fail "the client's descriptor is connected to ${BASH_REMATCH[3]}, not $server"
+}
+
 # assert_netid NETID [CALLER-ADDRESS]: the server's WHOAMI answer in the
 # last client run names the transport the call came over (rdma, rdma6,
 # tcp, tcp6), and the caller's address.

@@ -25,6 +25,7 @@
 #include "clnt_rdma.h"
 #include "clnt_rdma_int.h"
 #include "common/log.h"
+#include "sockfd.h"
 
 static struct clnt_ops *clnt_rdma_ops(void);
 
@@ -555,6 +556,8 @@ clnt_rdma_destroy(CLIENT *cl)
 			pthread_cond_wait(&ct->ct_idle, &ct->ct_lock);
 		pthread_mutex_unlock(&ct->ct_lock);
 	}
+	if (ct->ct_stand_in)
+		sockfd_del(ct->ct_fd);
 	if (ct->ct_closeit && ct->ct_fd != -1)
 		close(ct->ct_fd);
 	ct_free(ct);
@@ -651,6 +654,29 @@ bound_source(int fd, const struct sockaddr *dst, struct sockaddr_storage *local)
 	      ((struct sockaddr_in6 *)local)->sin6_port)))
 		return (struct sockaddr *)local;
 	return NULL;
+}
+
+/*
+ * Programs read their connection's addresses from the CLIENT's descriptor
+ * (CLGET_FD, then getsockname or getpeername), as over TCP.  The socket
+ * libtirpc handed over was never connected: it now answers as the TCP
+ * socket of this connection would, bound to the RDMA connection's local
+ * address and connected to the server's address as the program gave it
+ * (sockfd.h); a new connection's address replaces it (ct_renew).  A
+ * socket already connected, as the background upgrade's, answers for
+ * itself.
+ */
+static void
+ct_stand_in(struct ct_rdma *ct)
+{
+	struct sockaddr_storage peer;
+	socklen_t len = sizeof(peer);
+
+	if (getpeername(ct->ct_fd, (struct sockaddr *)&peer, &len) == 0 ||
+	    errno != ENOTCONN)
+		return;
+	ct->ct_stand_in = !sockfd_add(ct->ct_fd, ep_local_addr(ct->ct_ep),
+				      (const struct sockaddr *)ct->ct_addr.buf);
 }
 
 /* Serialize the constant part of the call header once. */
@@ -780,6 +806,7 @@ clnt_rdma_create(int fd, const struct netbuf *raddr, const struct sockaddr *dst,
 	cl->cl_netid = NULL;
 	cl->cl_tp = NULL;
 	(void)sendsz;
+	ct_stand_in(ct);
 	clnt_rdma_publish(cl, prog, vers);
 	clnt_rdma_info(cl, info);
 	return cl;

@@ -10,6 +10,7 @@
 
 #include "clnt_rdma_int.h"
 #include "common/log.h"
+#include "sockfd.h"
 
 /*
  * A new connection for this CLIENT, as the kernel's client reconnects: the
@@ -62,6 +63,9 @@ ct_renew(struct ct_rdma *ct, int64_t deadline, const char *why_lost)
 	if (ret)
 		return ret;
 	ct->ct_ep = ep;
+	/* Without a bound port the new connection has a port of its own. */
+	if (ct->ct_stand_in)
+		sockfd_set_local(ct->ct_fd, ep_local_addr(ep));
 	if (ep_dev(ep)->mw_type2 && ct_windows_alloc(ct) &&
 	    ep_rinv_offered(ep)) {
 		ep_set_dead(ep, ENOMEM);

@@ -160,6 +160,7 @@ struct ct_rdma {
 	struct ep *ct_ep;
 	int ct_fd;			/* the socket libtirpc gave us */
 	bool ct_closeit;		/* close ct_fd on destroy */
+	bool ct_stand_in;		/* ct_fd answers as the connection (sockfd.h) */
 	struct netbuf ct_addr;		/* server address as given */
 	struct rpc_err ct_error;
 	struct timeval ct_wait;

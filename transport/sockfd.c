@@ -109,6 +109,15 @@ sockfd_add(int fd, const struct sockaddr *local, const struct sockaddr *peer)
 }
 
 void
+sockfd_set_local(int fd, const struct sockaddr *local)
+{
+	pthread_mutex_lock(&sockfd_lock);
+	if (fd >= 0 && (size_t)fd < sockfd_cap && sockfd_tab[fd])
+		memcpy(&sockfd_tab[fd]->local, local, sa_len(local));
+	pthread_mutex_unlock(&sockfd_lock);
+}
+
+void
 sockfd_del(int fd)
 {
 	struct sockfd *s = NULL;

@@ -7,8 +7,10 @@
  * tell stream from datagram, getpeername, setsockopt(TCP_NODELAY), fstat),
  * so the shim answers these calls for its own descriptors as a TCP socket
  * with the same addresses would: a listener bound to the RDMA address, or
- * a connection from the RDMA peer.  Every other descriptor gets the real
- * call; sockfd_owned() is one relaxed load while the shim owns none.
+ * a connection from the RDMA peer.  An RDMA client's socket (CLGET_FD),
+ * which libtirpc handed over unconnected, stands in for its connection
+ * the same way.  Every other descriptor gets the real call; sockfd_owned()
+ * is one relaxed load while the shim owns none.
  */
 #ifndef TRANSPORT_SOCKFD_H
 #define TRANSPORT_SOCKFD_H
@@ -23,6 +25,9 @@
  */
 int sockfd_add(int fd, const struct sockaddr *local,
 	       const struct sockaddr *peer);
+
+/* fd, standing for a connected socket, is now bound to local. */
+void sockfd_set_local(int fd, const struct sockaddr *local);
 
 /* fd no longer stands for a socket: call before closing it. */
 void sockfd_del(int fd);

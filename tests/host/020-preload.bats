@@ -120,8 +120,7 @@ $(grep -F "\`$name'" "$file")"
 	client --shim -m tli -h 127.0.0.1 -p "$port" -o whoami -A sys
 	assert_success
 	assert_line --regexp "^whoami caller=127\.0\.0\.1\.[0-9.]+ .* cred=AUTH_SYS uid=$(id -u) gid=$(id -g) "
-	[[ $output =~ caller=([^ ]+)\ local=([^ ]+) ]]
-	[ "${BASH_REMATCH[1]}" = "${BASH_REMATCH[2]}" ]
+	assert_fd_addrs 127.0.0.1 "$port"
 	stop_server
 }
 

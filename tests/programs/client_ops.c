@@ -291,9 +291,13 @@ do_mixed(CLIENT *clnt, size_t size, uint64_t seed)
 	return t;
 }
 
-/* This end's address in universal form, as the server should see it. */
+/*
+ * An address of the CLIENT's descriptor in universal form: its own
+ * (getsockname), as the server should see it, or the server's
+ * (getpeername), as the program gave it.
+ */
 static char *
-local_uaddr(CLIENT *clnt)
+fd_uaddr(CLIENT *clnt, bool peer)
 {
 	struct sockaddr_storage ss;
 	socklen_t len = sizeof(ss);
@@ -302,8 +306,10 @@ local_uaddr(CLIENT *clnt)
 	char *uaddr = NULL;
 	int fd;
 
-	if (!clnt_control(clnt, CLGET_FD, (char *)&fd) ||
-	    getsockname(fd, (struct sockaddr *)&ss, &len) < 0)
+	if (!clnt_control(clnt, CLGET_FD, (char *)&fd))
+		return NULL;
+	if ((peer ? getpeername(fd, (struct sockaddr *)&ss, &len) :
+		    getsockname(fd, (struct sockaddr *)&ss, &len)) < 0)
 		return NULL;
 	nconf = getnetconfigent(ss.ss_family == AF_INET6 ? "tcp6" : "tcp");
 	if (!nconf)
@@ -319,7 +325,7 @@ static double
 do_whoami(CLIENT *clnt, size_t size, uint64_t seed, const struct options *o)
 {
 	rpctest_whoami_res *res;
-	char *local;
+	char *local, *server;
 	double t0, t;
 	int want = o->auth_sys ? AUTH_SYS : AUTH_NONE;
 
@@ -336,11 +342,12 @@ do_whoami(CLIENT *clnt, size_t size, uint64_t seed, const struct options *o)
 	if (o->auth_sys && (res->uid != geteuid() || res->gid != getegid()))
 		mismatch(OP_WHOAMI, size, OFFSET_UNKNOWN, "AUTH_SYS uid or gid differs");
 
-	local = local_uaddr(clnt);
+	local = fd_uaddr(clnt, false);
+	server = fd_uaddr(clnt, true);
 	if (!o->quiet) {
-		printf("whoami caller=%s local=%s netid=%s xp_fd=%s", res->caller,
-		       local ? local : "?", res->netid[0] ? res->netid : "-",
-		       res->xp_fd);
+		printf("whoami caller=%s local=%s server=%s netid=%s xp_fd=%s",
+		       res->caller, local ? local : "?", server ? server : "?",
+		       res->netid[0] ? res->netid : "-", res->xp_fd);
 		if (res->flavor == AUTH_SYS)
 			printf(" cred=AUTH_SYS uid=%u gid=%u machine=%s\n",
 			       res->uid, res->gid, res->machine);
@@ -350,6 +357,7 @@ do_whoami(CLIENT *clnt, size_t size, uint64_t seed, const struct options *o)
 			printf(" cred=%d\n", res->flavor);
 	}
 	free(local);
+	free(server);
 	clnt_freeres(clnt, (xdrproc_t)xdr_rpctest_whoami_res, (caddr_t)res);
 	return t;
 }

@@ -43,6 +43,7 @@ SBIG=(--env RPCRDMA_SHIM_MAX_CALL=64M)
 	client -m tli -h "$RXE_ADDR" -p "$port" -o "$OPS,whoami" -s 0,1,1M+3
 	assert_client_ran "$OPS,whoami" 0,1,1M+3
 	assert_netid tcp "$RXE_ADDR"
+	assert_fd_addrs "$RXE_ADDR" "$port"
 	stop_server
 }
 
@@ -58,10 +59,13 @@ SBIG=(--env RPCRDMA_SHIM_MAX_CALL=64M)
 	# The server saw the call arrive over RPC-over-RDMA (netid "rdma").
 	assert_netid rdma "$RXE_ADDR"
 	assert_shim_line client "$RXE_ADDR" "$port" RDMA
+	# The CLIENT's descriptor answers as the connection's socket would.
+	assert_fd_addrs "$RXE_ADDR" "$port"
 	client --shim "${BIG[@]}" -m tcp -h "$RXE_ADDR" -p "$port" -o "$OPS,whoami" -s "$SIZES"
 	assert_client_ran "$OPS,whoami" "$SIZES"
 	assert_netid rdma "$RXE_ADDR"
 	assert_shim_line client "$RXE_ADDR" "$port" RDMA
+	assert_fd_addrs "$RXE_ADDR" "$port"
 	stop_server
 
 	port=$(free_port)

@@ -77,12 +77,26 @@ test_connection(void)
 	      ((unsigned char *)&out)[4] == 0xa5,
 	      "a short buffer is filled to its size, the full length reported");
 
+	/* A client's new connection: another local port, the options kept. */
+	local.sin_port = htons(40001);
+	sockfd_set_local(fd, (struct sockaddr *)&local);
+	len = sizeof(out);
+	CHECK(sockfd_getsockname(fd, (struct sockaddr *)&out, &len) == 0 &&
+	      ntohs(out.sin_port) == 40001, "a new local address replaces the old");
+	len = sizeof(out);
+	CHECK(sockfd_getpeername(fd, (struct sockaddr *)&out, &len) == 0 &&
+	      memcmp(&out, &peer, sizeof(peer)) == 0, "the peer stays");
+	CHECK(get_int(fd, IPPROTO_TCP, TCP_NODELAY, &v) == 0 && v == 1,
+	      "the options set stay");
+
 	CHECK(fstat(fd, &st) == 0, "fstat");
 	sockfd_fix_stat(&st);
 	CHECK(S_ISSOCK(st.st_mode), "the status says socket");
 
 	sockfd_del(fd);
 	CHECK(!sockfd_owned(fd), "deleted: no longer a stand-in");
+	sockfd_set_local(fd, (struct sockaddr *)&local);
+	CHECK(!sockfd_owned(fd), "a new local address does not add a descriptor");
 	close(fd);
 }
 
