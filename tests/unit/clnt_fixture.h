@@ -19,12 +19,13 @@
 static unsigned int poll_us;
 
 /*
- * A client whose calls offer a Write chunk of write_chunk octets (0:
- * none), set to RPC-over-RDMA versions want (rpcrdma_neg.h).
+ * A client on descriptor fd (-1: none) whose calls offer a Write chunk of
+ * write_chunk octets (0: none), set to RPC-over-RDMA versions want
+ * (rpcrdma_neg.h).
  */
 static inline CLIENT *
-make_client_v(unsigned int credits, uint32_t send_max, uint64_t write_chunk,
-	      unsigned int want)
+make_client_fd(int fd, unsigned int credits, uint32_t send_max,
+	       uint64_t write_chunk, unsigned int want)
 {
 	struct clnt_rdma_params p = {
 		.inline_send = 4096,
@@ -48,11 +49,18 @@ make_client_v(unsigned int credits, uint32_t send_max, uint64_t write_chunk,
 	int err;
 
 	fake_reset(send_max);
-	cl = clnt_rdma_create(-1, &nb, (struct sockaddr *)&fake_addr, 0x20000099,
+	cl = clnt_rdma_create(fd, &nb, (struct sockaddr *)&fake_addr, 0x20000099,
 			      1, 0, 0, &p, &info, &why, &err);
 	CHECK(cl != NULL, "client created over the fake endpoint (send_max %u)",
 	      send_max);
 	return cl;
+}
+
+static inline CLIENT *
+make_client_v(unsigned int credits, uint32_t send_max, uint64_t write_chunk,
+	      unsigned int want)
+{
+	return make_client_fd(-1, credits, send_max, write_chunk, want);
 }
 
 static inline CLIENT *

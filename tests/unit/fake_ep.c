@@ -255,6 +255,8 @@ ep_connect(const struct sockaddr *dst, const struct sockaddr *src,
 	}
 	ep = calloc(1, sizeof(*ep));
 	fake_connects++;
+	ep->local = fake_addr;
+	ep->local.sin_port = htons((uint16_t)(40000 + fake_connects));
 	pthread_mutex_init(&ep->cq_lock, NULL);
 	ep->attr = *attr;
 	ep->recv = calloc(attr->nrecv, attr->inline_recv);
@@ -324,7 +326,7 @@ int ep_dead(const struct ep *ep) { return __atomic_load_n(&ep->dead, __ATOMIC_AC
 const struct sockaddr *
 ep_local_addr(const struct ep *ep)
 {
-	return (const struct sockaddr *)&fake_addr;
+	return (const struct sockaddr *)&ep->local;
 }
 
 const struct sockaddr *

@@ -5,6 +5,7 @@
 #ifndef TESTS_UNIT_FAKE_EP_INT_H
 #define TESTS_UNIT_FAKE_EP_INT_H
 
+#include <netinet/in.h>
 #include <pthread.h>
 
 #include "fake_ep.h"
@@ -27,6 +28,7 @@ struct ep {
 	unsigned int cq_head, cq_count;
 	int kicked;
 	pthread_mutex_t cq_lock;	/* the poller polls without ct_lock */
+	struct sockaddr_in local;	/* a port of its own per connection */
 };
 
 /*

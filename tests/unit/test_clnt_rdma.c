@@ -14,6 +14,8 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <rpc/rpc.h>
 
@@ -22,6 +24,7 @@
 #include "clnt_rdma.h"
 #include "clnt_rdma_int.h"
 #include "fake_ep.h"
+#include "sockfd.h"
 #include "xdr_grow.h"
 
 /* An opaque result, for a call whose result may come in a Write chunk. */
@@ -295,6 +298,44 @@ test_orphans_renew(void)
 	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "a call once the server is back");
 	CHECK_EQ_U(fake_connects, connects + 3, "on a new connection");
 	destroy_client(cl);
+}
+
+/*
+ * The socket libtirpc handed over, never connected, answers as the RDMA
+ * connection's: getsockname its local address, the new one after the
+ * CLIENT connected again, getpeername the server's as given; after
+ * clnt_destroy it is a plain socket again.  A connected socket (the
+ * background upgrade's) would answer for itself: an unconnected one is
+ * what clnt_tli_create hands over.
+ */
+static void
+test_stand_in(void)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in a;
+	socklen_t len = sizeof(a);
+	unsigned int port;
+	CLIENT *cl;
+
+	CHECK(fd >= 0, "an unconnected TCP socket");
+	cl = make_client_fd(fd, 4, 4096, 0, RPCRDMA_WANT_V1);
+	port = 40000 + fake_connects;
+	CHECK(sockfd_owned(fd), "the socket stands in for the connection");
+	CHECK(sockfd_getsockname(fd, (struct sockaddr *)&a, &len) == 0 &&
+	      ntohs(a.sin_port) == port, "getsockname: the connection's port %u", port);
+	len = sizeof(a);
+	CHECK(sockfd_getpeername(fd, (struct sockaddr *)&a, &len) == 0 &&
+	      memcmp(&a, &fake_addr, sizeof(a)) == 0,
+	      "getpeername: the server's address as given");
+	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "a call");
+	ep_set_dead(ct_of(cl)->ct_ep, ECONNRESET);
+	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "a call on a new connection");
+	len = sizeof(a);
+	CHECK(sockfd_getsockname(fd, (struct sockaddr *)&a, &len) == 0 &&
+	      ntohs(a.sin_port) == port + 1, "getsockname: the new connection's port");
+	destroy_client(cl);
+	CHECK(!sockfd_owned(fd), "destroyed: the socket is its own again");
+	close(fd);
 }
 
 static void
@@ -719,6 +760,7 @@ main(void)
 	test_lost_replies();
 	test_orphans();
 	test_orphans_renew();
+	test_stand_in();
 	test_remote_inv_other_slot();
 	test_remote_invalidation();
 	test_bad_replies();
