@@ -196,8 +196,9 @@ sc_getargs_live(SVCXPRT *xprt, xdrproc_t xdr_args, void *args_ptr)
 
 /*
  * A reply from outside the dispatch (a worker thread, after svc_run went
- * on): the call's buffers go now, and svc_run is woken for work whose
- * completions this thread may have taken from the channel.
+ * on) to the connection's call: the call's buffers go now, and svc_run is
+ * woken for work whose completions this thread may have taken from the
+ * channel.
  */
 static void
 sc_late_reply_done(struct svc_rdma_conn *sc)
@@ -211,6 +212,7 @@ static bool_t
 sc_reply_live(SVCXPRT *xprt, struct rpc_msg *msg)
 {
 	struct svc_rdma_conn *sc = sc_of(xprt);
+	bool late;
 	bool_t ok;
 
 	if (sc_parents(xprt)) {
@@ -219,8 +221,21 @@ sc_reply_live(SVCXPRT *xprt, struct rpc_msg *msg)
 		return FALSE;
 	}
 	pthread_mutex_lock(&sc->lock);
+	late = !sc->dispatching;
+	if (late && !sc->in_call) {
+		/*
+		 * The call this reply was meant for is over: the next one was
+		 * taken, and may still be pulling its Read chunks into the
+		 * connection's buffers.  Nothing of it is touched.
+		 */
+		shim_log(sc->late_said ? SHIM_LOG_DEBUG : SHIM_LOG_WARN,
+			 "server: a reply made after the dispatch came once the connection had taken its client's next call: not sent (the client had several calls in flight)");
+		sc->late_said = true;
+		pthread_mutex_unlock(&sc->lock);
+		return FALSE;
+	}
 	ok = sc_reply(xprt, msg);
-	if (!sc->dispatching)
+	if (late)
 		sc_late_reply_done(sc);
 	pthread_mutex_unlock(&sc->lock);
 	return ok;

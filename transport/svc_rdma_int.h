@@ -156,6 +156,7 @@ struct svc_rdma_conn {
 	int64_t round_start;
 	bool stalled;			/* waits for a completion */
 	bool dispatching;		/* between xp_recv and xp_stat */
+	bool late_said;			/* a reply too late was logged */
 	/* A send context set aside for the next reply; -1: none. */
 	int reply_idx;
 	unsigned int reply_wrs;		/* send queue entries it may take */

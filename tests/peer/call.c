@@ -653,8 +653,17 @@ run_call(const struct opts *o)
 
 	if (!c->dead) {
 		struct rdma_cm_event *ev;
-		int64_t deadline = bound(2000);
+		int64_t deadline;
 
+		if (o->linger_ms && !stop_signal) {
+			struct timespec t = {
+				.tv_sec = o->linger_ms / 1000,
+				.tv_nsec = (long)(o->linger_ms % 1000) * 1000000,
+			};
+
+			nanosleep(&t, NULL);
+		}
+		deadline = bound(2000);
 		rdma_disconnect(c->id);
 		while (wait_cm_event(c->ech, deadline, &ev) == 0) {
 			bool done = ev->event == RDMA_CM_EVENT_DISCONNECTED;

@@ -38,6 +38,8 @@ usage(void)
 		"  --answer-wait MS      call: wait for an answer (default %d)\n"
 		"  --quiet-wait MS       call: wait for an answer that must not come\n"
 		"                        (default %d)\n"
+		"  --linger MS           call: stay connected MS after the last case,\n"
+		"                        whatever comes then unread (default 0)\n"
 		"  --connections N       serve: end after N connections closed (accept,\n"
 		"                        rkey-after-reply) or N requests rejected (default 1);\n"
 		"                        abuse: connections doing it at once\n"
@@ -178,7 +180,7 @@ parse_options(struct opts *o, int argc, char **argv)
 {
 	enum {
 		OPT_PDATA = 256, OPT_PROG, OPT_VERS, OPT_CREDITS, OPT_TIMEOUT,
-		OPT_ANSWER, OPT_QUIET, OPT_CONNS, OPT_KEEP, OPT_RDATOM,
+		OPT_ANSWER, OPT_QUIET, OPT_LINGER, OPT_CONNS, OPT_KEEP, OPT_RDATOM,
 		OPT_OLD, OPT_SEGMAX, OPT_HELD, OPT_DROPV2, OPT_RPCRDMA,
 	};
 	static const struct option longopts[] = {
@@ -194,6 +196,7 @@ parse_options(struct opts *o, int argc, char **argv)
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 		{ "answer-wait", required_argument, NULL, OPT_ANSWER },
 		{ "quiet-wait", required_argument, NULL, OPT_QUIET },
+		{ "linger", required_argument, NULL, OPT_LINGER },
 		{ "connections", required_argument, NULL, OPT_CONNS },
 		{ "keep-chunks", no_argument, NULL, OPT_KEEP },
 		{ "rd-atom", required_argument, NULL, OPT_RDATOM },
@@ -274,6 +277,9 @@ parse_options(struct opts *o, int argc, char **argv)
 			break;
 		case OPT_QUIET:
 			o->quiet_ms = (unsigned int)parse_number(optarg, 3600000);
+			break;
+		case OPT_LINGER:
+			o->linger_ms = (unsigned int)parse_number(optarg, 60000);
 			break;
 		case OPT_KEEP:
 			o->keep_chunks = true;

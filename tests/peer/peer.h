@@ -154,6 +154,7 @@ struct opts {
 	unsigned int timeout_s;
 	unsigned int answer_ms;
 	unsigned int quiet_ms;
+	unsigned int linger_ms;
 	unsigned int connections;
 	bool keep_chunks;
 	/*

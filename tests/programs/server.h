@@ -33,11 +33,11 @@ void dispatch(struct svc_req *rq, SVCXPRT *xprt);
 
 /*
  * -T: the dispatch function that hands each call to a worker thread
- * (server_defer.c), which answers it after the dispatch returned; and
- * starting n of them: 0 or -1.
+ * (server_defer.c), which answers it delay_ms after the dispatch
+ * returned; and starting n of them: 0 or -1.
  */
 void defer_dispatch(struct svc_req *rq, SVCXPRT *xprt);
-int defer_start(int n);
+int defer_start(int n, unsigned int delay_ms);
 
 /* -u: check root and remember the server's own groups; 0 or -1. */
 int ids_init(void);

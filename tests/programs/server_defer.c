@@ -41,7 +41,7 @@ static pthread_mutex_t proc_lock = PTHREAD_MUTEX_INITIALIZER;
 #define XDRPROC(f) ((xdrproc_t)(void (*)(void))(f))
 
 /* How long a worker lets svc_run go on before it answers. */
-#define DEFER_DELAY_NS (5 * 1000 * 1000)
+static struct timespec defer_delay;
 
 static struct deferred *
 q_pop(void)
@@ -91,14 +91,12 @@ defer_answer(struct deferred *d)
 static void *
 defer_worker(void *arg)
 {
-	const struct timespec delay = { .tv_nsec = DEFER_DELAY_NS };
-
 	(void)arg;
 	for (;;) {
 		struct deferred *d = q_pop();
 
 		/* By now the dispatch returned and svc_run asked xp_stat. */
-		nanosleep(&delay, NULL);
+		nanosleep(&defer_delay, NULL);
 		defer_answer(d);
 		free(d);
 	}
@@ -156,11 +154,13 @@ defer_dispatch(struct svc_req *rq, SVCXPRT *xprt)
 }
 
 int
-defer_start(int n)
+defer_start(int n, unsigned int delay_ms)
 {
 	pthread_t t;
 	int i, err;
 
+	defer_delay.tv_sec = delay_ms / 1000;
+	defer_delay.tv_nsec = (long)(delay_ms % 1000) * 1000000;
 	for (i = 0; i < n; i++) {
 		err = pthread_create(&t, NULL, defer_worker, NULL);
 		if (err) {

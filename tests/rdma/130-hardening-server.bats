@@ -112,6 +112,30 @@ measure_others() {
 	done
 }
 
+@test "worker threads answering a client with several calls in flight: a reply too late touches nothing of the next call" {
+	start_server --shim -m tli -a "$RXE_ADDR" -p 0 -T 4,150
+	# The peer does not wait for its first call's answer (the workers
+	# give it 150 ms later): a SINK with a Read chunk comes behind it.
+	# Taking that call ends the first (libtirpc's contract: a reply
+	# answers the transport's last call), and the server pulls its Read
+	# chunk.  Where the worker's reply comes during the pull (for some of
+	# the sizes, as the emulator's timings go), it is for a call that is
+	# over: it is not sent, and it must not end the pull, whose buffers
+	# the RDMA Reads are filling.  Where it comes before or after the
+	# pull, it answers the connection's last call, and the peer sees the
+	# wrong answer: both as libtirpc's TCP transport would have it.
+	local size
+	for size in 256 512 768 1024 1280 1536 1792 2048; do
+		peer_call -a "$RXE_ADDR" -p "$SERVER_PORT" --quiet-wait 5 --linger 500 \
+			echo:0=none "sink:${size}K+read=any" null
+		kill -0 "$SERVER_PID" || fail "the server died with a SINK of $size KiB: $(cat "$SERVER_LOG")"
+	done
+	assert_log "$SERVER_LOG" "a reply made after the dispatch came once the connection had taken its client's next call: not sent"
+	client --rdma -m tli -h "$RXE_ADDR" -p "$SERVER_PORT" -t 10 -o echo,whoami -s 0,1M+3
+	assert_client_ran echo,whoami 0,1M+3
+	assert_line --regexp '^whoami .* netid=rdma '
+}
+
 # pinned_used PID: the budget's count of registered octets in PID.
 pinned_used() {
 	"$RPCRDMA_TEST_STAT" -j -p "$1" | jq -r '.processes[0].pinned.used'
