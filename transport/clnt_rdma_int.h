@@ -97,6 +97,7 @@ struct ct_plan {
 	uint64_t write_len;	/* the Write chunk, 0: none */
 	uint64_t read_len;	/* a long call's Read chunk, 0: none */
 	uint32_t seg_lim;	/* the peer's segment limit it was cut for */
+	bool reply_bounded;	/* the binding bounds the reply within the offer */
 };
 
 /*
@@ -320,6 +321,8 @@ void ct_orphan_replied(struct ct_rdma *ct, uint32_t xid);
  * call then offers a Reply chunk.
  */
 int ct_results_len(xdrproc_t xdr_results);
+/* Forget the segment limits peers were found to have (tests). */
+void ct_peers_forget(void);
 /*
  * Encode the RPC call into the slot's call buffer (grown from the pool as
  * needed): the serialized header, proc, credentials and arguments.

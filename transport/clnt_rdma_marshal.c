@@ -12,9 +12,10 @@
  * fit inline (s5.3.3), a Write chunk only for an eligible result
  * (s5.3.2), both in segments the peer accepts.  A server that refuses
  * the segments (ERR_CHUNK before running the call, as Linux before 5.11
- * does above 1 MiB) gets the call again with smaller ones, and the peer
- * is remembered.  Chunk memory comes from the pool for the call and goes
- * back after it (ct_slots_idle).
+ * does above 1 MiB) gets smaller ones from then on, and the call again
+ * when its reply cannot have been the cause (ct_reply_error).  Chunk
+ * memory comes from the pool for the call and goes back after it
+ * (ct_slots_idle).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -147,6 +148,14 @@ ct_peer_refused(const struct ct_rdma *ct, uint32_t seg)
 	return smaller;
 }
 
+void
+ct_peers_forget(void)
+{
+	pthread_mutex_lock(&ct_peers_lock);
+	ct_npeers = ct_peer_next = 0;
+	pthread_mutex_unlock(&ct_peers_lock);
+}
+
 /*
  * libtirpc's decoders whose results always take the same octets: nothing
  * (xdr_void: NULL procedures, pings) or one item of RFC 4506 s4.1-s4.7
@@ -230,6 +239,13 @@ ct_plan_call(struct ct_rdma *ct, struct ct_slot *slot, size_t len)
 	p->reply_len = slot->wait_reply ? ch.reply_len : 0;
 	p->write_len = slot->wait_reply ? ch.write_len : 0;
 	p->seg_lim = l.seg_max;
+	/*
+	 * The binding knows how large the reply can be, and it is offered
+	 * room for all of it (inline, or chunks cut to fit it): no reply of
+	 * this call can be too large for what it offers (ct_reply_error).
+	 */
+	p->reply_bounded = p->ulb.max_reply != 0 && ch.reply_len < l.max_reply &&
+			   p->ulb.item_max <= l.max_reply;
 }
 
 int
@@ -661,9 +677,14 @@ ct_plan_seg(const struct ct_plan *p)
 
 /*
  * s5.5: RDMA_ERROR completes this XID's call.  ERR_CHUNK (BADHEADER) to
- * a call whose segments a server may have found too large is answered
- * before the call runs (Linux svcrdma checks the header first): the call
- * is sent again with smaller segments (*refresh), and the peer keeps them.
+ * a call whose segments a server may have found too large: the peer gets
+ * smaller segments from now on.  A server refusing segments answers
+ * before the call runs (Linux svcrdma checks the header first), but a
+ * Reply chunk too small for the reply gets the same answer once the call
+ * has run (s5.5.3: no RPC-level reply is possible).  So the call is sent
+ * again (*refresh) only when its reply cannot have been larger than what
+ * it offered (plan.reply_bounded); otherwise it fails, and is never run
+ * twice.
  */
 static enum clnt_stat
 ct_reply_error(struct ct_rdma *ct, const struct ct_slot *slot, uint32_t xid,
@@ -682,10 +703,16 @@ ct_reply_error(struct ct_rdma *ct, const struct ct_slot *slot, uint32_t xid,
 	if (seg > ULB_SEG_MIN && slot->plan.seg_lim > ULB_SEG_MIN) {
 		uint32_t lim = ct_peer_refused(ct, seg);
 
-		shim_log(SHIM_LOG_INFO,
-			 "client: server answered ERR_CHUNK to xid 0x%08x with segments of %u octets: sending it again with segments of at most %u",
-			 xid, seg, lim);
-		*refresh = true;
+		if (slot->plan.reply_bounded) {
+			shim_log(SHIM_LOG_INFO,
+				 "client: server answered ERR_CHUNK to xid 0x%08x with segments of %u octets: sending it again with segments of at most %u",
+				 xid, seg, lim);
+			*refresh = true;
+			return ct_fail(ct, RPC_CANTRECV, EMSGSIZE);
+		}
+		shim_log(SHIM_LOG_WARN,
+			 "client: server answered RDMA_ERROR (BADHEADER) to xid 0x%08x: no reply is possible; a reply above max_reply (%llu octets), a call above the server's max_call or segments of %u octets refused give this; the call is not sent again (the server may have run it), later calls use segments of at most %u",
+			 xid, (unsigned long long)ct->ct_max_reply_cfg, seg, lim);
 		return ct_fail(ct, RPC_CANTRECV, EMSGSIZE);
 	}
 	shim_log(SHIM_LOG_WARN,

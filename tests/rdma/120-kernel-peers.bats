@@ -107,16 +107,28 @@ require_kernel_nfsd() {
 	assert_line --regexp '^reply .* write_chunk_used=1048579$'
 }
 
-@test "a server refusing segments over 256 KiB: ERR_CHUNK answered with smaller ones, remembered for the peer" {
+@test "a server refusing segments over 256 KiB: later calls go in segments it takes; no call is sent twice" {
 	require_peer
 	start_peer -a "$RXE_ADDR" -p 0 --connections 1 --old-kernel --seg-max 256K accept
 	client --rdma --env RPCRDMA_SHIM_LOG_LEVEL=info -m tli -h "$RXE_ADDR" -p "$PEER_PORT" \
-		-o echo,source -s 100,64K,1M+3
-	assert_client_ran echo,source 100,64K,1M+3
-	# 1 MiB segments refused, then 512 KiB: two refusals in all, the
-	# rest of the run goes with 256 KiB at once.
-	assert_line --regexp "client: server answered ERR_CHUNK to xid 0x[0-9a-f]+ with segments of 1048576 octets: sending it again with segments of at most 524288$"
-	assert_line --regexp "client: server answered ERR_CHUNK to xid 0x[0-9a-f]+ with segments of 524288 octets: sending it again with segments of at most 262144$"
+		-o echo,source -s 100,64K,1M+3 -k
+	assert_failure 1
+	# ECHO's reply has no size the client knows, so it offers a Reply
+	# chunk of max_reply.  An ERR_CHUNK to it may also mean "the reply
+	# did not fit, the call ran" (RFC 8166 s5.5.3): the call fails and is
+	# not sent again, and the peer gets smaller segments from then on.
+	# 1 MiB segments refused, then 512 KiB: two calls fail, every later
+	# one goes with 256 KiB.
+	assert_line "echo 100: RPC: Unable to receive; errno = Message too long"
+	assert_line "echo 65536: RPC: Unable to receive; errno = Message too long"
+	assert_line --regexp "client: server answered RDMA_ERROR \(BADHEADER\) to xid 0x[0-9a-f]+: .* segments of 1048576 octets refused give this; the call is not sent again \(the server may have run it\), later calls use segments of at most 524288$"
+	assert_line --regexp "client: server answered RDMA_ERROR \(BADHEADER\) to xid 0x[0-9a-f]+: .* segments of 524288 octets refused give this; the call is not sent again \(the server may have run it\), later calls use segments of at most 262144$"
+	refute_line --partial "sending it again"
+	assert_line "echo 1048579 ok"
+	local size
+	for size in 100 65536 1048579; do
+		assert_line "source $size ok"
+	done
 	wait_peer
 	assert_peer_ok
 	assert_line --regexp '^summary .* err_chunks=2 '

@@ -45,6 +45,7 @@ struct fake_server {
 	uint32_t reply_key[F_CALLS];	/* ... the key of its Reply chunk ... */
 	uint32_t read_key[F_CALLS];	/* ... and of its Read chunk, or 0 */
 	bool late_error;		/* after the next reply: RDMA_ERROR to held[0] */
+	unsigned int err_chunks;	/* the next calls get ERR_CHUNK (BADHEADER) */
 	bool backward_call;		/* after each reply: a backward-direction
 					 * call (RDMA_MSG, RPC CALL) granting 1 */
 	/* SRV_REPLY through the call's chunks, as a responder does: */

@@ -337,6 +337,12 @@ srv_on_call(struct ep *ep, const struct ibv_sge *sge, int nsge)
 	/* The Read chunk is pulled now: its memory must be reachable. */
 	if (h.nreads && !key_bound(h.reads[0].target.handle))
 		violations++;
+	if (srv.err_chunks) {
+		/* As Linux before 5.11 refuses segments, before the call runs. */
+		srv.err_chunks--;
+		srv_error(ep, h.xid, RDMA_ERR_BADHEADER);
+		return;
+	}
 	proc = call_proc(sge, nsge, &arg);
 	/* RFC 8166 s4.2.1: the call inline carries the header's XID. */
 	if (nsge >= 2 && sge[1].length >= 4) {

@@ -452,6 +452,51 @@ test_bad_replies(void)
 }
 
 /*
+ * ERR_CHUNK (BADHEADER), as a server refusing the call's segments answers
+ * before running it, and as any server answers a reply too large for the
+ * Reply chunk after running it (RFC 8166 s5.5.3).  A call whose reply
+ * could have outgrown what it offered fails and is not sent again; one
+ * whose reply cannot have (xdr_void results, a Long Call cut into
+ * segments over 64 KiB) goes again with smaller segments.
+ */
+static void
+test_err_chunk(void)
+{
+	struct timeval tv = { .tv_sec = 5 };
+	struct opaque_res big = { .len = 100 << 10 };
+	struct rpc_err e;
+	unsigned int c;
+	CLIENT *cl;
+
+	ct_peers_forget();
+	cl = make_client(4, 1024);
+	srv.credits = 4;
+	c = srv.calls;
+	srv.err_chunks = 1;
+	CHECK_EQ_U(null_call(cl, 5000), RPC_CANTRECV,
+		   "ERR_CHUNK to a call whose reply's size is unknown ends it");
+	clnt_geterr(cl, &e);
+	CHECK_EQ_U(e.re_errno, EMSGSIZE, "re_errno EMSGSIZE");
+	CHECK_EQ_U(srv.calls, c + 1, "it was not sent again: the server may have run it");
+	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "the next call is served");
+
+	ct_peers_forget();
+	big.buf = calloc(1, big.len);
+	c = srv.calls;
+	srv.err_chunks = 1;
+	CHECK_EQ_U(clnt_call(cl, NULLPROC, XDRPROC(xdr_opaque_res), (caddr_t)&big,
+			     XDRPROC(xdr_void), NULL, tv),
+		   RPC_SUCCESS, "ERR_CHUNK to a Long Call whose reply fits inline");
+	CHECK_EQ_U(srv.calls, c + 2, "it was sent again, once");
+	CHECK(srv.read_key[c + 1] != 0, "again in a Read chunk");
+	CHECK_EQ_U(nbound, 0, "nothing reachable after it");
+	CHECK_EQ_U(violations, 0, "the fake saw no violation");
+	free(big.buf);
+	destroy_client(cl);
+	ct_peers_forget();
+}
+
+/*
  * draft-cel-nfsv4-rpcrdma-version-two-01 s5.2 against a server of Version
  * One only: the first call goes in Version Two, its ERR_VERS makes the
  * client send the same call (same XID) in Version One, once; with auto
@@ -765,6 +810,7 @@ main(void)
 	test_remote_invalidation();
 	test_bad_replies();
 	test_version_negotiation();
+	test_err_chunk();
 	test_reply_header_kept();
 	test_chunk_counters();
 	test_parents_client();
