@@ -179,6 +179,8 @@ ct_completion(struct ct_rdma *ct, const struct ibv_wc *wc)
 			shim_log(SHIM_LOG_WARN, "client: receive failed: %s",
 				 ibv_wc_status_str(wc->status));
 		ep_set_dead(ep, ECONNRESET);
+		/* The buffer is the shared queue's again, for the others. */
+		(void)ep_post_recv(ep, EP_WRID_IDX(wc->wr_id));
 		return -ep_dead(ep);
 	}
 

@@ -587,3 +587,13 @@ fake_reset(uint32_t send_max)
 	fake_addr.sin_port = htons(20049);
 	fake_addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 }
+
+unsigned int
+fake_recv_missing(const struct ep *ep)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < ep->attr.nrecv; i++)
+		n += !ep->recv_posted[i];
+	return n;
+}

@@ -46,6 +46,7 @@ struct fake_server {
 	uint32_t read_key[F_CALLS];	/* ... and of its Read chunk, or 0 */
 	bool late_error;		/* after the next reply: RDMA_ERROR to held[0] */
 	unsigned int err_chunks;	/* the next calls get ERR_CHUNK (BADHEADER) */
+	bool recv_error;		/* the next message's receive fails */
 	bool backward_call;		/* after each reply: a backward-direction
 					 * call (RDMA_MSG, RPC CALL) granting 1 */
 	/* SRV_REPLY through the call's chunks, as a responder does: */
@@ -82,6 +83,8 @@ extern unsigned int nbound, nlocal_inv, violations;
 extern int mws_alive, pbufs_alive;
 /* Receives reserved for calls in flight, over all endpoints. */
 extern unsigned int recv_reserved;
+/* Receive buffers of ep not posted (taken by a message not given back). */
+unsigned int fake_recv_missing(const struct ep *ep);
 /* Endpoints connected so far; connects refused while fake_refuse. */
 extern unsigned int fake_connects;
 extern bool fake_refuse;

@@ -37,6 +37,11 @@ deliver(struct ep *ep, const uint8_t *msg, size_t len, uint32_t inv_rkey)
 	ep->recv_posted[i] = false;
 	wc.wr_id = EP_WRID(EP_WR_RECV, i);
 	wc.byte_len = (uint32_t)len;
+	if (srv.recv_error) {
+		/* As a message longer than the receive buffer ends. */
+		srv.recv_error = false;
+		wc.status = IBV_WC_LOC_LEN_ERR;
+	}
 	if (inv_rkey) {
 		(void)key_unbind(inv_rkey);
 		wc.wc_flags = IBV_WC_WITH_INV;

@@ -451,6 +451,24 @@ test_bad_replies(void)
 	destroy_client(cl);
 }
 
+/* A receive that completes in error: the connection goes, its buffer does not. */
+static void
+test_recv_error(void)
+{
+	CLIENT *cl = make_client(4, 4096);
+	struct ep *ep;
+
+	srv.credits = 4;
+	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "a call");
+	ep = ct_of(cl)->ct_ep;
+	srv.recv_error = true;
+	CHECK(null_call(cl, 5000) != RPC_SUCCESS, "a call whose reply's receive failed fails");
+	CHECK(ep_dead(ep), "the connection is lost");
+	CHECK_EQ_U(fake_recv_missing(ep), 0, "every receive buffer is posted again");
+	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "the next call, on a new connection");
+	destroy_client(cl);
+}
+
 /*
  * ERR_CHUNK (BADHEADER), as a server refusing the call's segments answers
  * before running it, and as any server answers a reply too large for the
@@ -811,6 +829,7 @@ main(void)
 	test_bad_replies();
 	test_version_negotiation();
 	test_err_chunk();
+	test_recv_error();
 	test_reply_header_kept();
 	test_chunk_counters();
 	test_parents_client();
