@@ -29,16 +29,17 @@
 /*
  * A received message waits for xp_recv.  A client never has more calls
  * unanswered than its credits (RFC 8166 s4.3.1), and a call is taken out
- * before its reply is sent, so the ring never holds more: one that would
- * is a client taking receives of the shared queue that others were
- * promised, and its connection is closed.
+ * before its reply is sent, so the ring never holds more; while a call's
+ * Read chunks are pulled, its receive is held too and the ring holds one
+ * fewer.  One more is a client taking receives of the shared queue that
+ * others were promised, and its connection is closed.
  */
 static void
 rq_push(struct svc_rdma_conn *sc, uint32_t idx, uint32_t len)
 {
 	unsigned int tail = (sc->rq_head + sc->rq_count) % sc->credits;
 
-	if (sc->rq_count == sc->credits) {
+	if (sc->rq_count + (sc->pull.active ? 1u : 0u) >= sc->credits) {
 		(void)ep_post_recv(sc->ep, idx);
 		if (!ep_dead(sc->ep))
 			sc_fail(sc, EPROTO, "the client sent more calls than its credits");
