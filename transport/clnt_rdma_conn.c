@@ -103,6 +103,8 @@ ct_ready(struct ct_rdma *ct, int64_t deadline, bool *renewed,
 			ct->ct_renewing = true;
 			/* Waiters on the lost connection give it up. */
 			ct_wake_waiters(ct);
+			if (ct->ct_ep)
+				ct_fencing_lost(ct);
 			ret = ct_wait_quiet(ct, deadline);
 			if (!ret)
 				ret = ct_renew(ct, deadline, why_lost);

@@ -274,6 +274,12 @@ void ct_slot_recv_put(struct ct_rdma *ct, struct ct_slot *slot);
 /* A local invalidation completed. */
 void ct_inv_done(struct ct_rdma *ct, const struct ibv_wc *wc);
 /*
+ * The connection is lost: its queue pair is put in the error state, so
+ * that nothing reaches the memory of orphans being fenced, and their
+ * slots are free (their invalidations may never complete).
+ */
+void ct_fencing_lost(struct ct_rdma *ct);
+/*
  * Fence slot s now, waiting (bounded) for its invalidations; on failure
  * the connection is closed instead (RFC 8166 s5.5.4).  The slot stays
  * its call's (ct_slot_unclaim); returns false when the connection had

@@ -18,8 +18,9 @@
  *
  * A window is invalidated once, never twice (rxe 6.1 panics on the
  * second): "bound" says whether it still needs it, cleared by a local
- * invalidation's completion or by any Send With Invalidate naming its
- * key, whichever call that Send answers.
+ * invalidation's completion (a failed one leaves the queue pair in the
+ * error state), by any Send With Invalidate naming its key, whichever
+ * call that Send answers, or by the connection's loss (ct_fencing_lost).
  *
  * Local operations never wait on rxe's send queue behind a request not
  * yet acknowledged.  When rxe retries a request (its acknowledgment late
@@ -395,11 +396,33 @@ ct_inv_done(struct ct_rdma *ct, const struct ibv_wc *wc)
 	struct ct_slot *slot = &ct->ct_slots[id / CT_NWIN];
 	struct ct_window *win = &slot->win[id % CT_NWIN];
 
+	/*
+	 * Failed or flushed, it leaves the queue pair in the error state,
+	 * through which nothing reaches the window any more.
+	 */
 	win->inv_pending = false;
-	if (wc->status == IBV_WC_SUCCESS)
-		win->bound = false;
+	win->bound = false;
 	if (slot->state == SLOT_FENCING && !ct_slot_exposed(slot))
 		slot->state = SLOT_FREE;
+}
+
+void
+ct_fencing_lost(struct ct_rdma *ct)
+{
+	unsigned int s, w;
+
+	ep_disconnect(ct->ct_ep);
+	for (s = 0; s < ct->ct_nslots; s++) {
+		struct ct_slot *slot = &ct->ct_slots[s];
+
+		if (slot->state != SLOT_FENCING)
+			continue;
+		for (w = 0; w < CT_NWIN; w++) {
+			slot->win[w].bound = false;
+			slot->win[w].inv_pending = false;
+		}
+		slot->state = SLOT_FREE;
+	}
 }
 
 /*

@@ -517,6 +517,15 @@ ep_post_one(struct ep *ep, struct ibv_send_wr *wr)
 	    !(wr->send_flags & IBV_SEND_FENCE))
 		violations++;	/* queued behind what may be retried */
 	ep->sq_used++;
+	if (wr->opcode == IBV_WR_LOCAL_INV && srv.inv_fail) {
+		wc.status = IBV_WC_WR_FLUSH_ERR;
+		ep->dead = ECONNRESET;
+		if (srv.inv_fail == INV_FAIL_FLUSHED)
+			cq_push(ep, &wc);
+		srv.inv_fail = INV_FAIL_NONE;
+		fake_unlock();
+		return 0;
+	}
 	if (wr->opcode == IBV_WR_LOCAL_INV) {
 		if (!key_unbind(wr->invalidate_rkey))
 			violations++;	/* invalidated twice */

@@ -47,6 +47,11 @@ struct fake_server {
 	bool late_error;		/* after the next reply: RDMA_ERROR to held[0] */
 	unsigned int err_chunks;	/* the next calls get ERR_CHUNK (BADHEADER) */
 	bool recv_error;		/* the next message's receive fails */
+	/*
+	 * The connection fails under the next local invalidate, which is
+	 * then flushed (INV_FAIL_FLUSHED) or never completes (INV_FAIL_LOST).
+	 */
+	enum { INV_FAIL_NONE, INV_FAIL_FLUSHED, INV_FAIL_LOST } inv_fail;
 	bool backward_call;		/* after each reply: a backward-direction
 					 * call (RDMA_MSG, RPC CALL) granting 1 */
 	/* SRV_REPLY through the call's chunks, as a responder does: */

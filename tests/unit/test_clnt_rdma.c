@@ -451,6 +451,37 @@ test_bad_replies(void)
 	destroy_client(cl);
 }
 
+/*
+ * The connection fails under an orphan's local invalidation, which is
+ * flushed or never completes: the orphan's memory is out of reach with
+ * the queue pair, and the next call goes on a new connection instead of
+ * waiting for an invalidation that will not come.
+ */
+static void
+test_fence_lost(void)
+{
+	int how;
+
+	for (how = INV_FAIL_FLUSHED; how <= INV_FAIL_LOST; how++) {
+		CLIENT *cl = make_client(4, 4096);
+		struct ct_rdma *ct = ct_of(cl);
+
+		srv.credits = 4;
+		srv.mode = SRV_HOLD;
+		CHECK_EQ_U(null_call(cl, 100), RPC_TIMEDOUT, "a call the server holds times out");
+		srv.mode = SRV_REPLY;
+		srv.inv_fail = how;
+		srv_answer_held(ct->ct_ep);
+		(void)ct_reap(ct);
+		CHECK(ep_dead(ct->ct_ep), "the connection failed under the late reply's invalidation");
+		CHECK_EQ_U(null_call(cl, 2000), RPC_SUCCESS,
+			   how == INV_FAIL_FLUSHED ? "after a flushed invalidation, a call on a new connection"
+						   : "after a lost invalidation, a call on a new connection");
+		CHECK_EQ_U(slots_in(ct, SLOT_FENCING), 0, "no slot left fencing");
+		destroy_client(cl);
+	}
+}
+
 /* A receive that completes in error: the connection goes, its buffer does not. */
 static void
 test_recv_error(void)
@@ -830,6 +861,7 @@ main(void)
 	test_version_negotiation();
 	test_err_chunk();
 	test_recv_error();
+	test_fence_lost();
 	test_reply_header_kept();
 	test_chunk_counters();
 	test_parents_client();
