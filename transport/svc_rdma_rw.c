@@ -393,16 +393,27 @@ sc_write_bounced(struct svc_rdma_conn *sc, const uint8_t *src, uint64_t len,
 			wr.wr.rdma.rkey = segs[i].handle;
 			ret = sc_post_rw(sc, &wr, deadline);
 			if (ret)
-				return ret;
+				goto out_fail;
 			off += piece;
 			seg_off += piece;
 		}
 		/* The bounce buffer is refilled only once its Writes are done. */
 		ret = sc_rw_wait(sc, deadline);
 		if (ret)
-			return ret;
+			goto out_fail;
 		src += fill;
 		len -= fill;
 	}
 	return 0;
+
+out_fail:
+	/*
+	 * Writes may still read the bounce buffer: the closed connection
+	 * frees it (s5.5.3, a reply that cannot be sent ends the connection).
+	 */
+	if (!ep_dead(sc->ep))
+		sc_fail(sc, -ret, ret == -ETIMEDOUT ?
+			"the RDMA Writes of a reply did not finish in time" :
+			"RDMA Write of a reply failed");
+	return ret;
 }
