@@ -124,7 +124,12 @@ ct_await_reply(struct ct_rdma *ct, unsigned int s, uint32_t xid,
 		if (st == RPC_TIMEDOUT) {
 			ct_orphan(ct, s);
 		} else {
-			/* The QP is gone, and its windows with it. */
+			/*
+			 * The connection is lost: its queue pair goes to the
+			 * error state now, if it has not, and its windows with
+			 * it, before the slot's memory goes back to the pool.
+			 */
+			ep_disconnect(ct->ct_ep);
 			ct_call_abandoned(ct, s);
 			ct_slot_recv_put(ct, slot);
 			slot->state = SLOT_FREE;
@@ -288,10 +293,13 @@ again:
 		 */
 		if (!ep_dead(ep)) {
 			ct_fence_now(ct, (unsigned int)s);
-		} else if (!renewed) {
-			ct_call_abandoned(ct, (unsigned int)s);
-			ct_slot_unclaim(ct, (unsigned int)s);
-			goto again;
+		} else {
+			ep_disconnect(ep);
+			if (!renewed) {
+				ct_call_abandoned(ct, (unsigned int)s);
+				ct_slot_unclaim(ct, (unsigned int)s);
+				goto again;
+			}
 		}
 		st = ct_fail(ct, ret == -ETIMEDOUT ? RPC_TIMEDOUT : RPC_CANTSEND,
 			     -ret);

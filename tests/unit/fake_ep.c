@@ -606,3 +606,9 @@ fake_recv_missing(const struct ep *ep)
 		n += !ep->recv_posted[i];
 	return n;
 }
+
+bool
+fake_disconnected(const struct ep *ep)
+{
+	return ep->disconnected;
+}

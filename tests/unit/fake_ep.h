@@ -47,6 +47,9 @@ struct fake_server {
 	bool late_error;		/* after the next reply: RDMA_ERROR to held[0] */
 	unsigned int err_chunks;	/* the next calls get ERR_CHUNK (BADHEADER) */
 	bool recv_error;		/* the next message's receive fails */
+	bool kill_on_call;		/* the next call finds its connection
+					 * failed (a local failure: the queue
+					 * pair stays connected) */
 	/*
 	 * The connection fails under the next local invalidate, which is
 	 * then flushed (INV_FAIL_FLUSHED) or never completes (INV_FAIL_LOST).
@@ -90,6 +93,8 @@ extern int mws_alive, pbufs_alive;
 extern unsigned int recv_reserved;
 /* Receive buffers of ep not posted (taken by a message not given back). */
 unsigned int fake_recv_missing(const struct ep *ep);
+/* Whether ep_disconnect() was called on ep. */
+bool fake_disconnected(const struct ep *ep);
 /* Endpoints connected so far; connects refused while fake_refuse. */
 extern unsigned int fake_connects;
 extern bool fake_refuse;

@@ -307,6 +307,11 @@ srv_on_call(struct ep *ep, const struct ibv_sge *sge, int nsge)
 	uint32_t xid, vers;
 	ssize_t n;
 
+	if (srv.kill_on_call) {
+		srv.kill_on_call = false;
+		ep->dead = ECONNRESET;
+		return;
+	}
 	if (!rpcrdma_peek_version((const void *)(uintptr_t)sge[0].addr,
 				  sge[0].length, &xid, &vers) &&
 	    vers == RPCRDMA2_VERSION) {

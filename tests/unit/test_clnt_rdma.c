@@ -482,6 +482,27 @@ test_fence_lost(void)
 	}
 }
 
+/*
+ * A connection found failed under a call by a local failure, its queue
+ * pair still connected: the call fails, and its queue pair is put in the
+ * error state before its memory goes back to the pool.
+ */
+static void
+test_lost_under_call(void)
+{
+	CLIENT *cl = make_client(4, 4096);
+	struct ep *ep;
+
+	srv.credits = 4;
+	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "a call");
+	ep = ct_of(cl)->ct_ep;
+	srv.kill_on_call = true;
+	CHECK_EQ_U(null_call(cl, 5000), RPC_CANTRECV, "a call whose connection fails under it");
+	CHECK(fake_disconnected(ep), "its queue pair is disconnected as the call returns");
+	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "the next call, on a new connection");
+	destroy_client(cl);
+}
+
 /* A receive that completes in error: the connection goes, its buffer does not. */
 static void
 test_recv_error(void)
@@ -862,6 +883,7 @@ main(void)
 	test_err_chunk();
 	test_recv_error();
 	test_fence_lost();
+	test_lost_under_call();
 	test_reply_header_kept();
 	test_chunk_counters();
 	test_parents_client();
