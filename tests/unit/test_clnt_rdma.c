@@ -482,6 +482,16 @@ test_fence_lost(void)
 	}
 }
 
+/* A client with one call made: its connection, for a fault set next. */
+static struct ep *
+served_client(CLIENT **cl)
+{
+	*cl = make_client(4, 4096);
+	srv.credits = 4;
+	CHECK_EQ_U(null_call(*cl, 5000), RPC_SUCCESS, "a call");
+	return ct_of(*cl)->ct_ep;
+}
+
 /*
  * A connection found failed under a call by a local failure, its queue
  * pair still connected: the call fails, and its queue pair is put in the
@@ -490,12 +500,9 @@ test_fence_lost(void)
 static void
 test_lost_under_call(void)
 {
-	CLIENT *cl = make_client(4, 4096);
-	struct ep *ep;
+	CLIENT *cl;
+	struct ep *ep = served_client(&cl);
 
-	srv.credits = 4;
-	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "a call");
-	ep = ct_of(cl)->ct_ep;
 	srv.kill_on_call = true;
 	CHECK_EQ_U(null_call(cl, 5000), RPC_CANTRECV, "a call whose connection fails under it");
 	CHECK(fake_disconnected(ep), "its queue pair is disconnected as the call returns");
@@ -507,12 +514,9 @@ test_lost_under_call(void)
 static void
 test_recv_error(void)
 {
-	CLIENT *cl = make_client(4, 4096);
-	struct ep *ep;
+	CLIENT *cl;
+	struct ep *ep = served_client(&cl);
 
-	srv.credits = 4;
-	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "a call");
-	ep = ct_of(cl)->ct_ep;
 	srv.recv_error = true;
 	CHECK(null_call(cl, 5000) != RPC_SUCCESS, "a call whose reply's receive failed fails");
 	CHECK(ep_dead(ep), "the connection is lost");
