@@ -152,6 +152,17 @@ const struct shim_config_key shim_config_keys[] = {
 	  .range = "must be from 0 to 100000 microseconds",
 	  .unit = "(optional suffix us or ms)",
 	  .doc = "how long a wait polls for completions before sleeping (0: sleep at once)" },
+	/*
+	 * 5 s: a worker's reply normally comes long before; a procedure the
+	 * program never answers costs each listener this once
+	 * (transport/svc_rdma_hold.c).
+	 */
+	{ .name = "defer_wait", .type = SHIM_KEY_NUMBER,
+	  FIELD(defer_wait_ms), .def = 5000, .units = units_ms,
+	  .min = 0, .max = 600000,
+	  .range = "must be from 0 to 600000 milliseconds",
+	  .unit = "(optional suffix ms or s)",
+	  .doc = "server: how long a call answered after its dispatch keeps its client's next call waiting (0: not at all)" },
 	{ .name = "no_placement", .type = SHIM_KEY_PROGS,
 	  FIELD(n_no_placement), .def = 0,
 	  .range = "must be none or up to 16 RPC program numbers (or nfs), separated by commas",

@@ -135,6 +135,7 @@ struct shim_config {
 	uint64_t max_pinned;		/* registered bytes, 0: from RLIMIT_MEMLOCK */
 	bool remote_invalidate;
 	uint32_t poll_us;		/* busy polling before a sleep, 0: none */
+	uint32_t defer_wait_ms;		/* server: a late reply holds the next call */
 	/* Programs whose results are never placed in Write chunks. */
 	uint32_t n_no_placement;
 	uint32_t no_placement[SHIM_CONFIG_PROGS_MAX];

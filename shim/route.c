@@ -563,6 +563,7 @@ shim_svc_vc_create(int fd, u_int sendsz, u_int recvsz)
 		params.max_pinned = cfg->max_pinned;
 		params.remote_inv = cfg->remote_invalidate;
 		params.poll_us = cfg->poll_us;
+		params.defer_wait_ms = cfg->defer_wait_ms;
 		params.rpcrdma_want = rpcrdma_want_of(cfg->rpcrdma_version);
 
 		shim_busy++;

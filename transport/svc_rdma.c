@@ -131,6 +131,7 @@ void
 sc_call_done(struct svc_rdma_conn *sc)
 {
 	sc->in_call = false;
+	sc->hold_until = 0;
 	sc_pool_done(sc, &sc->call_pb);
 	sc_pool_done(sc, &sc->bounce);
 	free(sc->call_heap);
@@ -279,6 +280,19 @@ sc_turn(struct svc_rdma_conn *sc, bool served)
 
 	if (ep_dead(sc->ep))
 		return XPRT_DIED;
+	if (sc_holding(sc)) {
+		/*
+		 * Calls wait behind one a worker thread answers: the reply
+		 * or the alarm brings svc_run back (svc_rdma_hold.c); what
+		 * completes meanwhile is taken when its completion wakes it.
+		 */
+		sc_drain(sc);
+		if (ep_dead(sc->ep))
+			return XPRT_DIED;
+		sc->round_calls = 0;
+		sc_hold_wake_at(sc);
+		return XPRT_IDLE;
+	}
 	if (served && !sc->stalled && !sc->pull.active && !sc->rq_count &&
 	    !sc->in_call && sc_turn_left(sc, &alone) &&
 	    sc_poll_next(sc, alone))
@@ -335,6 +349,8 @@ sc_stat(SVCXPRT *xprt)
 	 */
 	if (!sc->in_call && !sc->pull.active)
 		sc_call_done(sc);
+	else if (served)
+		sc_hold_begin(sc);
 	st = sc_turn(sc, served);
 	pthread_mutex_unlock(&sc->lock);
 	return st;

@@ -28,6 +28,7 @@ struct svc_rdma_params {
 	uint64_t max_pinned;		/* the process's budget, 0: default */
 	bool remote_inv;
 	unsigned int poll_us;		/* busy polling for a connection's next call */
+	unsigned int defer_wait_ms;	/* a call answered late holds the next, 0: no */
 	unsigned int rpcrdma_want;	/* enum rpcrdma_want (rpcrdma_neg.h) */
 };
 

@@ -9,6 +9,8 @@
  *   svc_rdma_rw.c        pulling Read chunks, building RDMA Writes
  *   svc_rdma_sendto.c    the reply (xp_reply): encode, chunk placement,
  *                        header and Send; RDMA_ERROR replies
+ *   svc_rdma_hold.c      a call answered after the dispatch holds the
+ *                        next; the listener's alarm
  *
  * libtirpc calls xp_recv, the dispatch and xp_stat in the thread that
  * runs svc_run(); a reply may come from any thread, during or after the
@@ -87,6 +89,12 @@
 /* RDMA Writes one reply may need (Write chunk and Reply chunk). */
 #define SC_MAX_WRITES 256
 
+/*
+ * Procedures a listener remembers as answered late or never (their calls
+ * hold nothing, svc_rdma_hold.c); past this many, no call holds any.
+ */
+#define SC_UNHELD_MAX 16
+
 struct svc_rdma_conn;
 
 /*
@@ -126,8 +134,19 @@ struct svc_rdma_listener {
 	struct rdma_cm_id *id;
 	unsigned int gen;		/* cred_gen() of the process serving it */
 	struct svc_rdma_params params;
-	pthread_mutex_t lock;		/* conns */
+	pthread_mutex_t lock;		/* conns, unheld, the alarm */
 	struct svc_rdma_conn *conns;
+	/* Procedures whose calls hold nothing (svc_rdma_hold.c). */
+	struct {
+		uint32_t prog, vers, proc;
+	} unheld[SC_UNHELD_MAX];
+	unsigned int unheld_n;		/* > SC_UNHELD_MAX: none holds */
+	/* Wakes svc_run when a held call's wait is over; -1: not made yet. */
+	int alarm_fd;
+	unsigned int alarm_gen;		/* cred_gen() of the process it is for */
+	int64_t alarm_at;		/* ms, 0: disarmed */
+	SVCXPRT alarm;
+	char alarm_ext[SVC_EXT_SIZE];
 };
 
 struct svc_rdma_conn {
@@ -169,6 +188,12 @@ struct svc_rdma_conn {
 	 */
 	bool in_call;
 	uint32_t xid;
+	uint32_t prog, vers, proc;
+	/*
+	 * It was not answered in its dispatch: the next call waits for its
+	 * reply until then (ms; 0: does not wait).
+	 */
+	int64_t hold_until;
 	struct rpcrdma_hdr hdr;		/* its transport header */
 	struct ulb_call ulb;		/* what its binding says (ulb.h) */
 	uint8_t *callbuf;		/* an inline or rebuilt call */
@@ -289,6 +314,24 @@ bool sc_callbuf_reserve(struct svc_rdma_conn *sc, size_t len);
 bool_t sc_recv(SVCXPRT *xprt, struct rpc_msg *msg);
 bool_t sc_getargs(SVCXPRT *xprt, xdrproc_t xdr_args, void *args_ptr);
 bool_t sc_freeargs(SVCXPRT *xprt, xdrproc_t xdr_args, void *args_ptr);
+
+/* ------------------------------------------------------------------ */
+/* Calls answered after the dispatch (svc_rdma_hold.c)                 */
+/* ------------------------------------------------------------------ */
+
+/* xp_stat after a dispatch: its call, unanswered, holds the next. */
+void sc_hold_begin(struct svc_rdma_conn *sc);
+/*
+ * xp_recv: whether the next call still waits for the last one's reply.
+ * Past defer_wait it does not (said once per procedure, remembered).
+ */
+bool sc_hold_next(struct svc_rdma_conn *sc);
+/* Calls are waiting behind an unanswered one. */
+bool sc_holding(const struct svc_rdma_conn *sc);
+/* Wake svc_run for sc when its wait is over (the listener's alarm). */
+void sc_hold_wake_at(struct svc_rdma_conn *sc);
+/* The listener's end, or fork(): the alarm goes. */
+void sc_alarm_close(struct svc_rdma_listener *lst);
 
 /* ------------------------------------------------------------------ */
 /* RDMA Read and Write (svc_rdma_rw.c)                                 */

@@ -261,6 +261,7 @@ static void
 lst_let_go(struct svc_rdma_listener *lst)
 {
 	xprt_unregister(&lst->xprt);
+	sc_alarm_close(lst);
 	if (lst->ech)
 		lst_close_channel(lst);
 }
@@ -301,6 +302,7 @@ lst_adopt(struct svc_rdma_listener *lst)
 	/* A thread of the parent may have held it at fork(): ours is new. */
 	pthread_mutex_init(&lst->lock, NULL);
 	lst_drop_conns(lst);
+	sc_alarm_close(lst);
 	ret = cm_adopt(lst->ech, lst->id);
 	if (ret) {
 		shim_log(SHIM_LOG_INFO,
@@ -381,6 +383,7 @@ lst_free(struct svc_rdma_listener *lst)
 	}
 	while (lst->conns)
 		sc_destroy(&lst->conns->xprt);
+	sc_alarm_close(lst);
 	if (lst->ech)
 		sockfd_del(lst->ech->fd);
 	if (lst->id)
@@ -509,6 +512,7 @@ svc_rdma_listen(SVCXPRT *tcp_xprt, const struct sockaddr *addr, u_int sendsz,
 	if (!lst)
 		return -ENOMEM;
 	pthread_mutex_init(&lst->lock, NULL);
+	lst->alarm_fd = -1;
 	lst->params = *params;
 	lst->gen = cred_gen();
 

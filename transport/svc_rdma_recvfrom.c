@@ -463,6 +463,9 @@ sc_recv(SVCXPRT *xprt, struct rpc_msg *msg)
 	/* A pull the connection's end cut short is ended (and said) first. */
 	while (sc->pull.active || (sc->rq_count && !ep_dead(sc->ep))) {
 		if (!sc->pull.active) {
+			/* The last call is still with a worker thread. */
+			if (sc_hold_next(sc))
+				return FALSE;
 			if (!sc_can_take(sc)) {
 				sc->stalled = true;
 				return FALSE;
@@ -498,6 +501,9 @@ sc_recv(SVCXPRT *xprt, struct rpc_msg *msg)
 			continue;
 		}
 		sc->xid = msg->rm_xid;
+		sc->prog = (uint32_t)msg->rm_call.cb_prog;
+		sc->vers = (uint32_t)msg->rm_call.cb_vers;
+		sc->proc = (uint32_t)msg->rm_call.cb_proc;
 		sc->in_call = true;
 		sc->took_call = true;
 		sc->round_calls++;

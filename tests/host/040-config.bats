@@ -76,7 +76,7 @@ conf_file() {
 	local f
 	f=$(conf_file bad.conf '# inline sizes' 'inline_sned = 8K')
 	bad_input_case "unknown key" \
-		"$(re_quote "$f"):2: inline_sned = 8K: unknown key \(known: enable, mode, inline_send, inline_recv, credits, connect_timeout, negative_cache, upgrade, max_reply, max_call, write_chunk, max_pinned, remote_invalidate, poll_us, no_placement, rpcrdma_version, log_level, log, rule, port_map\)" \
+		"$(re_quote "$f"):2: inline_sned = 8K: unknown key \(known: enable, mode, inline_send, inline_recv, credits, connect_timeout, negative_cache, upgrade, max_reply, max_call, write_chunk, max_pinned, remote_invalidate, poll_us, defer_wait, no_placement, rpcrdma_version, log_level, log, rule, port_map\)" \
 		--env "RPCRDMA_SHIM_CONFIG=$f"
 }
 

@@ -40,6 +40,9 @@ usage(void)
 		"                        (default %d)\n"
 		"  --linger MS           call: stay connected MS after the last case,\n"
 		"                        whatever comes then unread (default 0)\n"
+		"  --late-ok             call: an answer to an earlier case that comes\n"
+		"                        while a later one waits (printed as stray) does\n"
+		"                        not fail it\n"
 		"  --connections N       serve: end after N connections closed (accept,\n"
 		"                        rkey-after-reply) or N requests rejected (default 1);\n"
 		"                        abuse: connections doing it at once\n"
@@ -66,8 +69,10 @@ usage(void)
 		"                        at most 32) are answered late, each by its Reply\n"
 		"                        chunk, once the next call on its connection came\n"
 		"  -r, --ready FILE      serve: write \"ready PORT\" to FILE once listening\n"
-		"  -v, --verbose         print every RDMA-CM event\n"
-		"call cases, run in order on one connection; CASE[=EXPECT] overrides the\n"
+		"  -v, --verbose         print every RDMA-CM event\n",
+		progname, progname, progname, RPCTEST_PROG, RPCTEST_VERS, DEFAULT_TIMEOUT_S,
+		DEFAULT_ANSWER_MS, DEFAULT_QUIET_MS);
+	fputs("call cases, run in order on one connection; CASE[=EXPECT] overrides the\n"
 		"expected answer (success, vers, badheader, none, prog-unavail,\n"
 		"invalid-option, any):\n"
 		"  null echo:N sink:N source:N noprog badvers[:V] msgp done badproc[:N]\n"
@@ -78,8 +83,7 @@ usage(void)
 		"  position-zero Read chunk), +reply (a Reply chunk), +write (a Write\n"
 		"  chunk for the result of echo and source), e.g. echo:8000+read+reply\n"
 		"exit status: 0 as expected, 1 not as expected, 2 setup failed, 64 usage\n",
-		progname, progname, progname, RPCTEST_PROG, RPCTEST_VERS, DEFAULT_TIMEOUT_S,
-		DEFAULT_ANSWER_MS, DEFAULT_QUIET_MS);
+		stderr);
 	exit(EX_USAGE);
 }
 
@@ -180,7 +184,7 @@ parse_options(struct opts *o, int argc, char **argv)
 {
 	enum {
 		OPT_PDATA = 256, OPT_PROG, OPT_VERS, OPT_CREDITS, OPT_TIMEOUT,
-		OPT_ANSWER, OPT_QUIET, OPT_LINGER, OPT_CONNS, OPT_KEEP, OPT_RDATOM,
+		OPT_ANSWER, OPT_QUIET, OPT_LINGER, OPT_LATE_OK, OPT_CONNS, OPT_KEEP, OPT_RDATOM,
 		OPT_OLD, OPT_SEGMAX, OPT_HELD, OPT_DROPV2, OPT_RPCRDMA,
 	};
 	static const struct option longopts[] = {
@@ -197,6 +201,7 @@ parse_options(struct opts *o, int argc, char **argv)
 		{ "answer-wait", required_argument, NULL, OPT_ANSWER },
 		{ "quiet-wait", required_argument, NULL, OPT_QUIET },
 		{ "linger", required_argument, NULL, OPT_LINGER },
+		{ "late-ok", no_argument, NULL, OPT_LATE_OK },
 		{ "connections", required_argument, NULL, OPT_CONNS },
 		{ "keep-chunks", no_argument, NULL, OPT_KEEP },
 		{ "rd-atom", required_argument, NULL, OPT_RDATOM },
@@ -280,6 +285,9 @@ parse_options(struct opts *o, int argc, char **argv)
 			break;
 		case OPT_LINGER:
 			o->linger_ms = (unsigned int)parse_number(optarg, 60000);
+			break;
+		case OPT_LATE_OK:
+			o->late_ok = true;
 			break;
 		case OPT_KEEP:
 			o->keep_chunks = true;

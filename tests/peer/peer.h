@@ -155,6 +155,7 @@ struct opts {
 	unsigned int answer_ms;
 	unsigned int quiet_ms;
 	unsigned int linger_ms;
+	bool late_ok;			/* call: strays do not fail a case */
 	unsigned int connections;
 	bool keep_chunks;
 	/*

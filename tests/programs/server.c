@@ -50,9 +50,13 @@ const char *progname = "rpctest-server";
  */
 static uint64_t corrupt_at = UINT64_MAX;
 
-/* -T N[,MS]: worker threads answering after the dispatch (server_defer.c). */
+/*
+ * -T N[,MS[,P]]: worker threads answering after the dispatch, and a
+ * procedure never answered (server_defer.c).
+ */
 static int defer_threads;
 static unsigned int defer_ms = 5;
+static int defer_drop = -1;
 static void (*serve_dispatch)(struct svc_req *, SVCXPRT *) = dispatch;
 
 static void
@@ -514,7 +518,7 @@ usage(void)
 {
 	fprintf(stderr,
 		"usage: %s [-p PORT [-a ADDR] [-m tli|tcp]] [-P PROG] [-r FILE]\n"
-		"       [-L LOOP] [-X OFF] [-D 1|2] [-W N] [-u] [-f] [-x CMD] [-T N[,MS]]\n"
+		"       [-L LOOP] [-X OFF] [-D 1|2] [-W N] [-u] [-f] [-x CMD] [-T N[,MS[,P]]]\n"
 		"  -p PORT   listen on this TCP port, no rpcbind registration\n"
 		"            (0: any free port, reported in the ready file)\n"
 		"  -a ADDR   numeric bind address for -p (default 0.0.0.0; with a colon: IPv6)\n"
@@ -536,9 +540,10 @@ usage(void)
 		"  -f        fork on each NULL call: the child tries to answer on the\n"
 		"            transport it inherited, then the parent answers\n"
 		"  -x CMD    on SIGUSR2 run CMD through system(), popen() and fork+exec\n"
-		"  -T N[,MS] hand each call to one of N worker threads, which answers it\n"
-		"            MS milliseconds (default 5) after the dispatch returned\n"
-		"            (not with -u, -f or -W)\n"
+		"  -T N[,MS[,P]] hand each call to one of N worker threads, which answers\n"
+		"            it MS milliseconds (default 5) after the dispatch returned;\n"
+		"            calls of procedure P are never answered, as batched calls\n"
+		"            are not (not with -u, -f or -W)\n"
 		"SIGTERM or SIGINT stop the server; it then exits 0.\n",
 		progname, RPCTEST_PROG, RPCTEST_VERS);
 	exit(EX_USAGE);
@@ -687,7 +692,13 @@ main(int argc, char **argv)
 			char *ms = strchr(optarg, ',');
 
 			if (ms) {
-				*ms++ = '\0';
+				char *drop = strchr(++ms, ',');
+
+				ms[-1] = '\0';
+				if (drop) {
+					*drop++ = '\0';
+					defer_drop = (int)parse_number(drop, RPCTEST_DIGEST);
+				}
 				defer_ms = (unsigned int)parse_number(ms, 60000);
 			}
 			defer_threads = (int)parse_number(optarg, 64);
@@ -730,7 +741,7 @@ main(int argc, char **argv)
 	}
 	if (defer_threads) {
 		serve_dispatch = defer_dispatch;
-		if (defer_start(defer_threads, defer_ms) < 0)
+		if (defer_start(defer_threads, defer_ms, defer_drop) < 0)
 			return 1;
 	}
 	if (!addr)

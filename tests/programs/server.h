@@ -37,7 +37,8 @@ void dispatch(struct svc_req *rq, SVCXPRT *xprt);
  * returned; and starting n of them: 0 or -1.
  */
 void defer_dispatch(struct svc_req *rq, SVCXPRT *xprt);
-int defer_start(int n, unsigned int delay_ms);
+/* drop_proc (>= 0): a procedure whose calls are never answered. */
+int defer_start(int n, unsigned int delay_ms, int drop_proc);
 
 /* -u: check root and remember the server's own groups; 0 or -1. */
 int ids_init(void);

@@ -42,6 +42,8 @@ static pthread_mutex_t proc_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* How long a worker lets svc_run go on before it answers. */
 static struct timespec defer_delay;
+/* A procedure whose calls are never answered, -1: none. */
+static int defer_drop = -1;
 
 static struct deferred *
 q_pop(void)
@@ -113,6 +115,9 @@ defer_dispatch(struct svc_req *rq, SVCXPRT *xprt)
 {
 	struct deferred *d;
 
+	/* As a batched call: run (here, nothing to run), never answered. */
+	if (defer_drop >= 0 && rq->rq_proc == (rpcproc_t)defer_drop)
+		return;
 	switch (rq->rq_proc) {
 	case RPCTEST_NULL:
 	case RPCTEST_ECHO:
@@ -154,11 +159,12 @@ defer_dispatch(struct svc_req *rq, SVCXPRT *xprt)
 }
 
 int
-defer_start(int n, unsigned int delay_ms)
+defer_start(int n, unsigned int delay_ms, int drop_proc)
 {
 	pthread_t t;
 	int i, err;
 
+	defer_drop = drop_proc;
 	defer_delay.tv_sec = delay_ms / 1000;
 	defer_delay.tv_nsec = (long)(delay_ms % 1000) * 1000000;
 	for (i = 0; i < n; i++) {

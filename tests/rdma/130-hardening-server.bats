@@ -112,18 +112,71 @@ measure_others() {
 	done
 }
 
-@test "worker threads answering a client with several calls in flight: a reply too late touches nothing of the next call" {
+@test "threads sharing a CLIENT against worker threads answering after the dispatch: every thread gets its own replies over RDMA" {
+	# The client's threads have their calls in flight together; the
+	# server's workers answer each 20 ms after its dispatch.  libtirpc's
+	# reply goes to the connection's last call, so each call must wait
+	# for the one before to be answered (defer_wait): a reply given to
+	# another thread's call fails that thread's byte-by-byte check.
+	start_server --shim -m tli -a "$RXE_ADDR" -p 0 -T 4,20
+	client --rdma -m tli -h "$RXE_ADDR" -p "$SERVER_PORT" -t 20 -T 4 \
+		-o null,echo -s 0,100,3000,200K -c 5
+	assert_success
+	refute_log "$SERVER_LOG" "not sent"
+	refute_log "$SERVER_LOG" "defer_wait"
+}
+
+@test "a client with several calls in flight, against worker threads: each call is answered in turn, a Read chunk's pull included" {
 	start_server --shim -m tli -a "$RXE_ADDR" -p 0 -T 4,150
 	# The peer does not wait for its first call's answer (the workers
-	# give it 150 ms later): a SINK with a Read chunk comes behind it.
-	# Taking that call ends the first (libtirpc's contract: a reply
-	# answers the transport's last call), and the server pulls its Read
-	# chunk.  Where the worker's reply comes during the pull (for some of
-	# the sizes, as the emulator's timings go), it is for a call that is
-	# over: it is not sent, and it must not end the pull, whose buffers
-	# the RDMA Reads are filling.  Where it comes before or after the
-	# pull, it answers the connection's last call, and the peer sees the
-	# wrong answer: both as libtirpc's TCP transport would have it.
+	# give it 150 ms later): a SINK with a Read chunk comes behind it
+	# and waits in the connection's ring until the ECHO is answered; its
+	# chunk is pulled after that.  The ECHO's answer comes while the
+	# peer waits for the SINK's ("stray"): every call gets its own.
+	local size echo_xid
+	for size in 256 1024 2048; do
+		peer_call -a "$RXE_ADDR" -p "$SERVER_PORT" --quiet-wait 5 --late-ok \
+			echo:0=none "sink:${size}K+read" null
+		assert_success
+		echo_xid=$(sed -n 's/^case=echo:0=none .* xid=\(0x[0-9a-f]*\) .*answer=none.*result=ok$/\1/p' <<<"$output")
+		[[ -n $echo_xid ]] || fail "the ECHO was answered before the peer went on"
+		assert_line --regexp "^stray xid=$echo_xid len=[0-9]+ during=sink:${size}K\\+read\$"
+		assert_line --regexp "^case=sink:${size}K\\+read .* answer=RDMA_MSG .* rpc=SUCCESS data=ok .*result=ok\$"
+		assert_line --regexp '^case=null .* rpc=SUCCESS .*result=ok$'
+		refute_line --partial 'rpc_xid=mismatch'
+	done
+	refute_log "$SERVER_LOG" "not sent"
+}
+
+@test "worker threads that never answer a procedure: its calls hold the next for defer_wait once, then not at all" {
+	# NULL (procedure 0) is never answered, as batched calls are not.
+	start_server --shim --env RPCRDMA_SHIM_DEFER_WAIT=400ms -m tli -a "$RXE_ADDR" -p 0 -T 4,5,0
+	# Each ECHO comes 5 ms after an unanswered NULL: the first waits for
+	# the NULL's reply until defer_wait is over, then the listener's
+	# alarm has it served; later ones wait for nothing.
+	peer_call -a "$RXE_ADDR" -p "$SERVER_PORT" --quiet-wait 5 \
+		null=none echo:0 null=none echo:0
+	assert_success
+	assert_equal "$(grep -c '^case=echo:0 .* rpc=SUCCESS data=ok .*result=ok$' <<<"$output")" 2
+	peer_call -a "$RXE_ADDR" -p "$SERVER_PORT" --quiet-wait 5 null=none echo:0
+	assert_success
+	assert_line --regexp '^case=echo:0 .* rpc=SUCCESS data=ok .*result=ok$'
+	assert_log "$SERVER_LOG" "no reply within defer_wait \\(400 ms\\) to the call with xid 0x[0-9a-f]+ \\(program 536871065 version 1 procedure 0\\)"
+	assert_equal "$(grep -c 'no reply within defer_wait' "$SERVER_LOG")" 1
+	refute_log "$SERVER_LOG" "not sent"
+}
+
+@test "defer_wait = 0: a reply too late touches nothing of the next call" {
+	start_server --shim --env RPCRDMA_SHIM_DEFER_WAIT=0 -m tli -a "$RXE_ADDR" -p 0 -T 4,150
+	# With no wait, the SINK behind the unanswered ECHO is taken at once
+	# (libtirpc's contract: a reply answers the transport's last call),
+	# and the server pulls its Read chunk.  Where the worker's reply
+	# comes during the pull (for some of the sizes, as the emulator's
+	# timings go), it is for a call that is over: it is not sent, and it
+	# must not end the pull, whose buffers the RDMA Reads are filling.
+	# Where it comes before or after the pull, it answers the
+	# connection's last call, and the peer sees the wrong answer: both
+	# as libtirpc's TCP transport would have it.
 	local size
 	for size in 256 512 768 1024 1280 1536 1792 2048; do
 		peer_call -a "$RXE_ADDR" -p "$SERVER_PORT" --quiet-wait 5 --linger 500 \

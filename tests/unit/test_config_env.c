@@ -30,6 +30,7 @@ static const struct env_case env_cases[] = {
 	{ "RPCRDMA_SHIM_REMOTE_INVALIDATE=off", FLD(remote_invalidate), 0 },
 	{ "RPCRDMA_SHIM_POLL_US=0", FLD(poll_us), 0 },
 	{ "RPCRDMA_SHIM_POLL_US=1ms", FLD(poll_us), 1000 },
+	{ "RPCRDMA_SHIM_DEFER_WAIT=300ms", FLD(defer_wait_ms), 300 },
 	{ "RPCRDMA_SHIM_LOG_LEVEL=debug", FLD(log_level), SHIM_LOG_DEBUG },
 	{ "RPCRDMA_SHIM_LOG=syslog", FLD(log_dest), SHIM_LOG_TO_SYSLOG },
 	{ "RPCRDMA_SHIM_RULE=tcp program 100003; rdma address 10.0.0.0/8;",

@@ -34,6 +34,7 @@ test_defaults(void)
 	CHECK_EQ_U(c.max_call, 4u << 20, "default max_call = 4M");
 	CHECK_EQ_U(c.max_pinned, 0, "default max_pinned = 0 (from ulimit -l)");
 	CHECK(c.remote_invalidate, "default remote_invalidate = yes");
+	CHECK_EQ_U(c.defer_wait_ms, 5000, "default defer_wait = 5s");
 	CHECK_EQ_U(c.rpcrdma_version, SHIM_RPCRDMA_AUTO,
 		   "default rpcrdma_version = auto");
 	CHECK_EQ_U(c.log_level, SHIM_LOG_INFO, "default log_level = info");
@@ -61,7 +62,7 @@ test_names(const char *man_path)
 		nkeys++;
 	while (env[nenv])
 		nenv++;
-	CHECK_EQ_U(nkeys, 20, "20 keys");
+	CHECK_EQ_U(nkeys, 21, "21 keys");
 	CHECK_EQ_U(nenv, nkeys + 1, "one variable per key plus the file");
 	CHECK_STR(env[0], "RPCRDMA_SHIM_CONFIG",
 		  "RPCRDMA_SHIM_CONFIG comes first");
@@ -237,6 +238,10 @@ static const struct ok_case ok_cases[] = {
 	{ "poll_us = 250us", FLD(poll_us), 250 },
 	{ "poll_us = 2ms", FLD(poll_us), 2000 },
 	{ "poll_us = 100000", FLD(poll_us), 100000 },
+	{ "defer_wait = 0", FLD(defer_wait_ms), 0 },
+	{ "defer_wait = 250", FLD(defer_wait_ms), 250 },
+	{ "defer_wait = 2s", FLD(defer_wait_ms), 2000 },
+	{ "defer_wait = 600000ms", FLD(defer_wait_ms), 600000 },
 	{ "no_placement = none", FLD(n_no_placement), 0 },
 	{ "rpcrdma_version = 1", FLD(rpcrdma_version), SHIM_RPCRDMA_V1 },
 	{ "rpcrdma_version = 2", FLD(rpcrdma_version), SHIM_RPCRDMA_V2 },
@@ -441,7 +446,7 @@ static const struct bad_case bad_cases[] = {
 	{ "credit = 5", "1: credit = 5: unknown key (known: enable, mode, "
 	  "inline_send, inline_recv, credits, connect_timeout, negative_cache, upgrade, "
 	  "max_reply, max_call, write_chunk, max_pinned, remote_invalidate, poll_us, "
-	  "no_placement, rpcrdma_version, log_level, log, rule, port_map)",
+	  "defer_wait, no_placement, rpcrdma_version, log_level, log, rule, port_map)",
 	  FLD(credits) },
 	{ "max_pinned = 1025G", "1: max_pinned = 1025G: must be 0 (from ulimit "
 	  "-l) or a size up to 1099511627776 (1024G) bytes", FLD(max_pinned) },
@@ -451,6 +456,10 @@ static const struct bad_case bad_cases[] = {
 	  "microseconds (optional suffix us or ms)", FLD(poll_us) },
 	{ "poll_us = 100001", "1: poll_us = 100001: must be from 0 to 100000 "
 	  "microseconds", FLD(poll_us) },
+	{ "defer_wait = 601s", "1: defer_wait = 601s: must be from 0 to 600000 "
+	  "milliseconds", FLD(defer_wait_ms) },
+	{ "defer_wait = 1m", "1: defer_wait = 1m: must be from 0 to 600000 "
+	  "milliseconds (optional suffix ms or s)", FLD(defer_wait_ms) },
 };
 
 static void
