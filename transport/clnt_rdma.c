@@ -140,6 +140,7 @@ ct_await_reply(struct ct_rdma *ct, unsigned int s, uint32_t xid,
 	/* s5.4.1: nothing of this call stays reachable once it returns. */
 	if (!ct_fence_now(ct, s)) {
 		(void)ep_post_recv(ct->ct_ep, slot->rep.ridx);
+		ct_slot_recv_put(ct, slot);
 		ct_slot_unclaim(ct, s);
 		return ct_fail(ct, RPC_CANTRECV, EIO);
 	}
@@ -328,6 +329,7 @@ again:
 	if (*refresh && slot->resend)
 		*same_xid = x_id;
 	ret = ep_post_recv(ep, slot->rep.ridx);
+	ct_slot_recv_put(ct, slot);
 	ct_slot_unclaim(ct, (unsigned int)s);
 	if (ret) {
 		*refresh = false;

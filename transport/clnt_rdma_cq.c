@@ -48,12 +48,15 @@ ct_call_abandoned(struct ct_rdma *ct, unsigned int s)
 		ct->ct_outstanding--;
 }
 
-/* The reply came: its receive reservation goes back to the shared queue. */
+/*
+ * The reply came: its credit comes back.  Its receive stays reserved until
+ * its buffer is posted again (ct_slot_recv_put after ep_post_recv): given
+ * back before, it would let another call count on a buffer still held.
+ */
 void
 ct_reply_arrived(struct ct_rdma *ct, unsigned int s, uint32_t credits)
 {
 	ct_call_abandoned(ct, s);
-	ct_slot_recv_put(ct, &ct->ct_slots[s]);
 	ct_granted_set(ct, credits);
 }
 
@@ -224,8 +227,9 @@ ct_completion(struct ct_rdma *ct, const struct ibv_wc *wc)
 		 h->xid);
 	if (ret == 0 && ct_is_reply(ep_recv_buf(ep, i), wc->byte_len, h))
 		ct_granted_set(ct, h->credits);
+	ret = ep_post_recv(ep, i);
 	ct_orphan_replied(ct, h->xid);
-	return ep_post_recv(ep, i);
+	return ret;
 }
 
 int

@@ -368,7 +368,7 @@ enum clnt_stat ct_reply_result(CLIENT *cl, struct ct_rdma *ct,
 unsigned int ct_credit_window(const struct ct_rdma *ct);
 /* The credits a well-formed reply grants (s4.3.1). */
 void ct_granted_set(struct ct_rdma *ct, uint32_t credits);
-/* The reply to the call in slot s came: its credit and receive come back. */
+/* The reply to the call in slot s came: its credit comes back. */
 void ct_reply_arrived(struct ct_rdma *ct, unsigned int s, uint32_t credits);
 /* The call in slot s is no longer waited for: its credit comes back. */
 void ct_call_abandoned(struct ct_rdma *ct, unsigned int s);

@@ -457,7 +457,6 @@ ct_fence_now(struct ct_rdma *ct, unsigned int s)
 		 "client: cannot invalidate a call's memory, closing the connection");
 	ep_set_dead(ct->ct_ep, EIO);
 	ep_disconnect(ct->ct_ep);
-	ct_slot_recv_put(ct, &ct->ct_slots[s]);
 	return false;
 }
 

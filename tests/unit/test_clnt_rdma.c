@@ -525,6 +525,41 @@ test_recv_error(void)
 	destroy_client(cl);
 }
 
+/* What the shared queue had reserved while the results were decoded. */
+static unsigned int reserved_at_decode;
+
+static bool_t
+xdr_res_noting_reserved(XDR *xdrs, void *res)
+{
+	(void)xdrs;
+	(void)res;
+	reserved_at_decode = recv_reserved;
+	return TRUE;
+}
+
+/*
+ * A reply's receive stays reserved until its buffer is posted again: its
+ * results are decoded from that buffer, and a reservation given back
+ * before would let another call count on a receive not yet posted.
+ */
+static void
+test_recv_kept_while_decoding(void)
+{
+	struct timeval tv = { .tv_sec = 5 };
+	CLIENT *cl;
+	struct ep *ep = served_client(&cl);
+
+	reserved_at_decode = 0;
+	CHECK_EQ_U(clnt_call(cl, NULLPROC, XDRPROC(xdr_void), NULL,
+			     XDRPROC(xdr_res_noting_reserved), NULL, tv),
+		   RPC_SUCCESS, "a call");
+	CHECK_EQ_U(reserved_at_decode, 1,
+		   "its receive is still reserved while its results are decoded");
+	CHECK_EQ_U(recv_reserved, 0, "and given back once its buffer is posted");
+	CHECK_EQ_U(fake_recv_missing(ep), 0, "every receive buffer is posted again");
+	destroy_client(cl);
+}
+
 /*
  * ERR_CHUNK (BADHEADER), as a server refusing the call's segments answers
  * before running it, and as any server answers a reply too large for the
@@ -886,6 +921,7 @@ main(void)
 	test_version_negotiation();
 	test_err_chunk();
 	test_recv_error();
+	test_recv_kept_while_decoding();
 	test_fence_lost();
 	test_lost_under_call();
 	test_reply_header_kept();
