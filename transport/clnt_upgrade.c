@@ -6,7 +6,7 @@
  * TCP CLIENT's (CLGET_FD, CLSET_FD_CLOSE/NCLOSE act on it; the RDMA CLIENT
  * has a duplicate it closes itself); the XID sequence goes on across the
  * switch (the RDMA CLIENT's next XID is the one after the TCP CLIENT's
- * last); a timeout, program or version set before the switch is set on the
+ * last, past those its calls still under way may yet take); a timeout, program or version set before the switch is set on the
  * RDMA CLIENT too; cl_auth is the program's, lent to whichever CLIENT
  * carries a call; cl_netid and cl_tp, filled in by clnt_tli_create(), are
  * freed here as clnt_vc_destroy() frees them.
@@ -30,6 +30,12 @@
 
 #include "clnt_upgrade.h"
 
+/*
+ * XIDs one call of clnt_vc may take: each of its two refreshes of the
+ * credentials sends the call again with a new one.
+ */
+#define UP_XIDS_PER_CALL 3
+
 enum up_state {
 	UP_TCP,		/* no attempt yet */
 	UP_CONNECTING,	/* the attempt's thread runs */
@@ -47,6 +53,7 @@ struct up {
 	bool destroyed;			/* the CLIENT is gone, the attempt not */
 	unsigned int refs;
 	unsigned int calls;
+	unsigned int tcp_calls;		/* on the TCP CLIENT now */
 	unsigned int after;
 	pid_t pid;			/* the process that made it */
 	bool timeout_set;
@@ -160,7 +167,9 @@ attempt_start_locked(struct up *u)
 /*
  * Hand the RDMA CLIENT what was set on the TCP one: the XID sequence, the
  * program and version, a timeout set with clnt_control().  Caller holds
- * u->lock; no call is on rdma yet.
+ * u->lock; no call is on rdma yet.  Calls of other threads may still be on
+ * the TCP CLIENT, some without their XIDs yet: the RDMA CLIENT's start past
+ * what they can take, so that no XID goes out on both connections.
  */
 static void
 switch_locked(struct up *u)
@@ -169,7 +178,7 @@ switch_locked(struct up *u)
 
 	if (clnt_control(u->tcp, CLGET_XID, (char *)&xid)) {
 		/* clnt_vc counts XIDs down: the next is one below the last. */
-		xid--;
+		xid -= 1 + UP_XIDS_PER_CALL * u->tcp_calls;
 		(void)clnt_control(u->rdma, CLSET_XID, (char *)&xid);
 	}
 	if (clnt_control(u->tcp, CLGET_PROG, (char *)&val))
@@ -208,8 +217,21 @@ up_pick(struct up *u)
 	if (u->state == UP_RDMA && !u->switched)
 		switch_locked(u);
 	inner = u->state == UP_RDMA ? u->rdma : u->tcp;
+	if (inner == u->tcp)
+		u->tcp_calls++;
 	pthread_mutex_unlock(&u->lock);
 	return inner;
+}
+
+/* A call picked for the TCP CLIENT returned (up_pick counted it). */
+static void
+up_tcp_done(struct up *u)
+{
+	if (u->pid != getpid())
+		return;
+	pthread_mutex_lock(&u->lock);
+	u->tcp_calls--;
+	pthread_mutex_unlock(&u->lock);
 }
 
 /* The CLIENT that carries controls and answers for the current one. */
@@ -236,10 +258,14 @@ up_call(CLIENT *cl, rpcproc_t proc, xdrproc_t xargs, void *argsp,
 {
 	struct up *u = up_of(cl);
 	CLIENT *inner = up_pick(u);
+	enum clnt_stat st;
 
 	inner->cl_auth = cl->cl_auth;
 	__atomic_store_n(&u->last, inner, __ATOMIC_RELEASE);
-	return CLNT_CALL(inner, proc, xargs, argsp, xres, resp, timeout);
+	st = CLNT_CALL(inner, proc, xargs, argsp, xres, resp, timeout);
+	if (inner == u->tcp)
+		up_tcp_done(u);
+	return st;
 }
 
 static CLIENT *

@@ -9,6 +9,8 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <semaphore.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -30,6 +32,9 @@ struct fake {
 	AUTH *auth_seen;
 	uint32_t last_xid;		/* the XID the last call used */
 	int *destroyed;
+	/* A call waits here before it takes its XID, while stall is set. */
+	bool stall;
+	sem_t stalled, resume;
 };
 
 static struct fake *
@@ -44,6 +49,10 @@ fake_call(CLIENT *cl, rpcproc_t proc, xdrproc_t xargs, void *argsp,
 {
 	struct fake *f = fake_of(cl);
 
+	if (f->stall) {
+		sem_post(&f->stalled);
+		sem_wait(&f->resume);
+	}
 	f->calls++;
 	f->last_xid = --f->xid;
 	f->auth_seen = cl->cl_auth;
@@ -125,6 +134,8 @@ fake_new(const char *name, int fd, uint32_t xid, int *destroyed)
 	f->prog = 0x20000099;
 	f->vers = 1;
 	f->destroyed = destroyed;
+	sem_init(&f->stalled, 0, 0);
+	sem_init(&f->resume, 0, 0);
 	cl->cl_ops = (struct clnt_ops *)&fake_ops;
 	cl->cl_private = f;
 	cl->cl_auth = NULL;
@@ -356,6 +367,52 @@ test_switch(void)
 	CHECK(back_to_threads(t0), "no thread is left");
 }
 
+static void *
+call_thread(void *arg)
+{
+	return (void *)(uintptr_t)call(arg);
+}
+
+/*
+ * A thread's call picked the TCP CLIENT but has not taken its XID when the
+ * RDMA CLIENT takes the sequence over: the two never send the same XID,
+ * whichever of the call's three XIDs (a call and two refreshes) it takes.
+ */
+static void
+test_switch_under_tcp_call(void)
+{
+	int tcp_destroyed = 0, sock = dup(1);
+	struct gate g;
+	CLIENT *tcp = fake_new("tcp", sock, 0x1000, &tcp_destroyed);
+	CLIENT *cl, *rdma;
+	pthread_t t;
+	uint32_t before;
+	void *st;
+
+	gate_init(&g, true);
+	cl = clnt_upgrade_create(tcp, 1, &gate_ops, &g);
+	CHECK(call(cl) == RPC_SUCCESS && call(cl) == RPC_SUCCESS &&
+	      gate_reached(&g), "two calls over TCP start the attempt");
+	before = fake_of(tcp)->xid;
+	fake_of(tcp)->stall = true;
+	CHECK(pthread_create(&t, NULL, call_thread, cl) == 0, "a thread calls");
+	sem_wait(&fake_of(tcp)->stalled);
+	gate_open(&g);
+	CHECK(clnt_upgrade_settled(cl, 10000), "RDMA is up while its call is on TCP");
+	rdma = clnt_upgrade_rdma(cl);
+	CHECK(call(cl) == RPC_SUCCESS && rdma && fake_of(rdma)->calls == 1,
+	      "the next call goes over RDMA");
+	fake_of(tcp)->stall = false;
+	sem_post(&fake_of(tcp)->resume);
+	CHECK(pthread_join(t, &st) == 0 && (uintptr_t)st == RPC_SUCCESS,
+	      "the thread's call ends over TCP");
+	CHECK_EQ_U(fake_of(tcp)->last_xid, before - 1, "with the TCP CLIENT's next XID");
+	CHECK_EQ_U(fake_of(rdma)->last_xid, before - 1 - 3,
+		   "the RDMA CLIENT's first is past the three it might have taken");
+	clnt_destroy(cl);
+	CHECK(gate_released(&g), "the attempt's state is let go");
+}
+
 static void
 test_failed(void)
 {
@@ -475,6 +532,7 @@ main(void)
 {
 	first_thread();
 	test_switch();
+	test_switch_under_tcp_call();
 	test_failed();
 	test_destroyed_while_connecting();
 	test_skipped();
