@@ -43,6 +43,8 @@ enum loop { LOOP_SVC_RUN, LOOP_POLL, LOOP_SELECT };
 
 /* -u, -U: the identities requests run under. */
 static bool switch_ids;
+/* -T N: NFS calls answered by N worker threads (nfs_defer.c). */
+static int defer_threads;
 static uid_t anon_uid = 65534;
 static gid_t anon_gid = 65534;
 static gid_t own_gid;
@@ -148,7 +150,10 @@ serve(struct svc_req *rq, SVCXPRT *xprt, void (*program)(struct svc_req *, SVCXP
 static void
 nfs_dispatch(struct svc_req *rq, SVCXPRT *xprt)
 {
-	serve(rq, xprt, nfs_program_3);
+	if (defer_threads)
+		nfs_defer_dispatch(rq, xprt);	/* nfs_defer.c */
+	else
+		serve(rq, xprt, nfs_program_3);
 }
 
 static void
@@ -352,6 +357,9 @@ serve_until_stopped(enum loop loop, const char *ready, unsigned int port)
 		fprintf(stderr, "%s: cannot start the signal thread\n", PROGNAME);
 		return 1;
 	}
+	/* Each serving process has its own (threads do not cross fork). */
+	if (defer_threads && nfs_defer_start(defer_threads) < 0)
+		return 1;
 	if (ready && write_ready(ready, port) < 0)
 		status = 1;
 	else if (loop == LOOP_SVC_RUN)
@@ -432,7 +440,7 @@ usage(void)
 {
 	fprintf(stderr,
 		"usage: %s -d DIR [-p PORT [-a ADDR]] [-r FILE] [-L svc_run|poll|select]\n"
-		"       [-u] [-U UID[:GID]] [-D] [-W N]\n"
+		"       [-u] [-U UID[:GID]] [-D] [-W N] [-T N]\n"
 		"  -d DIR    the directory to serve, exported as \"/\"\n"
 		"  -p PORT   NFS and MOUNT on this TCP port (svc_tli_create, no rpcbind;\n"
 		"            0: any free port, reported in the ready file); without -p:\n"
@@ -447,6 +455,8 @@ usage(void)
 		"            (default 65534:65534)\n"
 		"  -D        daemonize once the transports exist (the child writes FILE)\n"
 		"  -W N      pre-fork N worker processes (1-%d) that all serve (with -p)\n"
+		"  -T N      N worker threads (1-64) run the NFS calls and reply after\n"
+		"            the dispatch returned (not with -u)\n"
 		"SIGTERM or SIGINT stop the server; it then exits 0.\n",
 		PROGNAME, MAX_WORKERS);
 	exit(EX_USAGE);
@@ -503,7 +513,7 @@ main(int argc, char **argv)
 	int workers = 0, status, opt;
 	struct sigaction sa;
 
-	while ((opt = getopt(argc, argv, "d:p:a:r:L:uU:DW:h")) != -1) {
+	while ((opt = getopt(argc, argv, "d:p:a:r:L:uU:DW:T:h")) != -1) {
 		switch (opt) {
 		case 'd':
 			dir = optarg;
@@ -542,6 +552,11 @@ main(int argc, char **argv)
 			if (workers < 1)
 				usage();
 			break;
+		case 'T':
+			defer_threads = (int)number(optarg, 64);
+			if (defer_threads < 1)
+				usage();
+			break;
 		default:
 			usage();
 		}
@@ -554,6 +569,11 @@ main(int argc, char **argv)
 	}
 	if (workers && !have_port) {
 		fprintf(stderr, "%s: -W needs -p (the workers share its listening socket)\n", PROGNAME);
+		usage();
+	}
+	if (defer_threads && switch_ids) {
+		/* Identities are the process's: a worker cannot take one alone. */
+		fprintf(stderr, "%s: -T goes without -u\n", PROGNAME);
 		usage();
 	}
 	if (!addr)

@@ -26,6 +26,14 @@
 void nfs_program_3(struct svc_req *rqstp, SVCXPRT *transp);
 void mount_program_3(struct svc_req *rqstp, SVCXPRT *transp);
 
+/*
+ * -T (nfs_defer.c): the NFS dispatch that hands each call, its arguments
+ * decoded, to a worker thread that runs it and replies; starting n of
+ * them (0 or -1).
+ */
+void nfs_defer_dispatch(struct svc_req *rq, SVCXPRT *xprt);
+int nfs_defer_start(int n);
+
 /* --- file handles (fh.c) -------------------------------------------------- */
 
 /* What a handle names: the device and inode of the object. */
