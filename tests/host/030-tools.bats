@@ -229,6 +229,34 @@ run_wrapper_env() {
 
 # --- rpcrdma-stat -------------------------------------------------------------
 
+# --- rpcrdma-coldpath --------------------------------------------------------
+
+@test "rpcrdma-coldpath counts the first call's instructions without and with the shim" {
+	command -v valgrind >/dev/null || skip_for_host "valgrind is not installed"
+	require_jq
+	# valgrind cannot run what a sanitizer instruments.
+	if [[ $(meson introspect --buildoptions "$RPCRDMA_BUILD_DIR" |
+		jq -r '.[] | select(.name == "b_sanitize") | .value') != none ]]; then
+		skip_for_host "rpcrdma-coldpath measures a build without sanitizers"
+	fi
+	run --separate-stderr "$RPCRDMA_SRC_DIR/tools/rpcrdma-coldpath" --top 4 "$RPCRDMA_BUILD_DIR"
+	assert_success
+	assert_line --regexp '^rpcrdma-coldpath: rpctest-client over TCP on this host, clnt_tli_create to the first reply$'
+	# Without the shim the window runs libtirpc's and libc's code and none
+	# of the shim's; with it, the shim's too, and more in all.
+	local all lib shim
+	all=$(awk '$1 == "all" { print $2, $3 }' <<<"$output")
+	lib=$(awk '$1 == "libtirpc.so.3.0.0" || $1 ~ /^libtirpc/ { print $2; exit }' <<<"$output")
+	shim=$(awk '$1 == "librpcrdma_shim.so" { print $2, $3 }' <<<"$output")
+	read -r plain with <<<"$all"
+	((plain > 1000 && with > plain)) || fail "distinct instructions: $all"
+	((lib > 0)) || fail "no libtirpc instructions counted: $output"
+	[[ $shim =~ ^0\ [1-9][0-9]*$ ]] || fail "the shim's own: '$shim'"
+	(($(grep -c 'librpcrdma_shim.so$' <<<"$(sed -n '/^functions to which/,$p' <<<"$output")") >= 1)) ||
+		fail "no function of the shim listed: $output"
+	assert_equal "$(sed -n '/^functions to which/,$p' <<<"$output" | grep -c '^ ')" 4
+}
+
 @test "rpcrdma-stat with nothing running prints the header and exits 0" {
 	require_jq
 	local -a alone
