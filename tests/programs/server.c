@@ -588,7 +588,10 @@ serve_loop(bool write_ready_file)
 		fprintf(stderr, "%s: cannot start the signal thread\n", progname);
 		return 1;
 	}
-	if (proc.spawn && spawner_start(proc.spawn) < 0)
+	/* The process that serves starts them (threads do not cross fork). */
+	if (defer_threads && defer_start(defer_threads, defer_ms, defer_drop) < 0)
+		status = 1;
+	else if (proc.spawn && spawner_start(proc.spawn) < 0)
 		status = 1;
 	else if (write_ready_file && ready_path && write_ready(ready_path, ready_port) < 0)
 		status = 1;
@@ -739,11 +742,8 @@ main(int argc, char **argv)
 		fprintf(stderr, "%s: -T goes without -u, -f and -W\n", progname);
 		usage();
 	}
-	if (defer_threads) {
+	if (defer_threads)
 		serve_dispatch = defer_dispatch;
-		if (defer_start(defer_threads, defer_ms, defer_drop) < 0)
-			return 1;
-	}
 	if (!addr)
 		addr = "0.0.0.0";
 	if (ids_init() < 0)

@@ -124,6 +124,27 @@ daemonized() {
 	daemonized 2
 }
 
+# A daemon (the double fork) whose worker threads run the calls and reply
+# after the dispatch, with NULL never answered: the process serving the
+# listener holds each connection's next call until the last is answered,
+# and makes its own alarm for a call nobody answers.
+@test "a daemon whose worker threads reply after the dispatch: threads sharing a CLIENT get their own replies; a call never answered holds the next once" {
+	local port
+	port=$(free_port)
+	start_daemon --rdma --env RPCRDMA_SHIM_DEFER_WAIT=400ms \
+		-m tli -a "$RXE_ADDR" -p "$port" -D 2 -T 4,10,0
+	local pid=$SERVER_PID log=$SERVER_LOG
+	client --rdma -m tli -h "$RXE_ADDR" -p "$port" -t 20 -T 4 \
+		-o echo -s 0,100,3000,200K -c 5
+	assert_success
+	peer_call -a "$RXE_ADDR" -p "$port" --quiet-wait 5 null=none echo:0
+	assert_success
+	assert_line --regexp '^case=echo:0 .* rpc=SUCCESS data=ok .*result=ok$'
+	assert_log "$log" "^rpcrdma-shim\\[rpctest-server:$pid\\]: warning: server: no reply within defer_wait \\(400 ms\\)"
+	refute_log "$log" "not sent"
+	stop_daemon "$pid" "$log" rpctest-server
+}
+
 # --- 2. pre-forked workers ----------------------------------------------------
 
 @test "pre-forked workers: one worker takes the RDMA listener over, every client is served over RDMA, none waits" {
