@@ -169,48 +169,14 @@ alarm_recv(SVCXPRT *xprt, struct rpc_msg *msg)
 	return FALSE;
 }
 
-static enum xprt_stat
-alarm_stat(SVCXPRT *xprt)
-{
-	return XPRT_IDLE;
-}
-
-static bool_t
-alarm_no_call(SVCXPRT *xprt, xdrproc_t proc, void *where)
-{
-	return FALSE;
-}
-
-static bool_t
-alarm_no_reply(SVCXPRT *xprt, struct rpc_msg *msg)
-{
-	return FALSE;
-}
-
 /* Only the listener's end takes the alarm away (sc_alarm_close). */
-static void
-alarm_destroy(SVCXPRT *xprt)
-{
-	xprt_unregister(xprt);
-}
-
-static bool_t
-alarm_control(SVCXPRT *xprt, const u_int rq, void *in)
-{
-	return FALSE;
-}
-
 static const struct xp_ops alarm_ops = {
 	.xp_recv = alarm_recv,
-	.xp_stat = alarm_stat,
-	.xp_getargs = alarm_no_call,
-	.xp_reply = alarm_no_reply,
-	.xp_freeargs = alarm_no_call,
-	.xp_destroy = alarm_destroy,
-};
-
-static const struct xp_ops2 alarm_ops2 = {
-	.xp_control = alarm_control,
+	.xp_stat = sc_quiet_stat,
+	.xp_getargs = sc_quiet_no_call,
+	.xp_reply = sc_quiet_no_reply,
+	.xp_freeargs = sc_quiet_no_call,
+	.xp_destroy = sc_quiet_destroy,
 };
 
 /*
@@ -236,13 +202,7 @@ alarm_open(struct svc_rdma_listener *lst)
 	}
 	memset(&lst->alarm, 0, sizeof(lst->alarm));
 	memset(lst->alarm_ext, 0, sizeof(lst->alarm_ext));
-	lst->alarm.xp_fd = fd;
-	lst->alarm.xp_ops = &alarm_ops;
-	lst->alarm.xp_ops2 = &alarm_ops2;
-	lst->alarm.xp_p1 = lst;
-	lst->alarm.xp_p3 = lst->alarm_ext;
-	lst->alarm.xp_verf = _null_auth;
-	lst->alarm.xp_type = NC_TPI_COTS_ORD;
+	sc_quiet_init(&lst->alarm, fd, &alarm_ops, lst, lst->alarm_ext);
 	lst->alarm_fd = fd;
 	lst->alarm_gen = cred_gen();
 	lst->alarm_at = 0;

@@ -316,6 +316,21 @@ bool_t sc_getargs(SVCXPRT *xprt, xdrproc_t xdr_args, void *args_ptr);
 bool_t sc_freeargs(SVCXPRT *xprt, xdrproc_t xdr_args, void *args_ptr);
 
 /* ------------------------------------------------------------------ */
+/* Transports that carry no call: the listener, its alarm              */
+/* (svc_rdma_listen.c)                                                 */
+/* ------------------------------------------------------------------ */
+
+/* Their xp_ops but xp_recv: idle, no arguments, no reply. */
+enum xprt_stat sc_quiet_stat(SVCXPRT *xprt);
+bool_t sc_quiet_no_call(SVCXPRT *xprt, xdrproc_t proc, void *where);
+bool_t sc_quiet_no_reply(SVCXPRT *xprt, struct rpc_msg *msg);
+/* xp_destroy: unregistered only; their owner frees them. */
+void sc_quiet_destroy(SVCXPRT *xprt);
+/* Fill such a transport in: descriptor, ops, owner (xp_p1), xp_p3 room. */
+void sc_quiet_init(SVCXPRT *xprt, int fd, const struct xp_ops *ops, void *p1,
+		   char *ext);
+
+/* ------------------------------------------------------------------ */
 /* Calls answered after the dispatch (svc_rdma_hold.c)                 */
 /* ------------------------------------------------------------------ */
 

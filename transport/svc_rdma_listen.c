@@ -354,20 +354,20 @@ lst_recv(SVCXPRT *xprt, struct rpc_msg *msg)
 /* The listener transport                                              */
 /* ------------------------------------------------------------------ */
 
-static enum xprt_stat
-lst_stat(SVCXPRT *xprt)
+enum xprt_stat
+sc_quiet_stat(SVCXPRT *xprt)
 {
 	return XPRT_IDLE;
 }
 
-static bool_t
-lst_no_call(SVCXPRT *xprt, xdrproc_t proc, void *where)
+bool_t
+sc_quiet_no_call(SVCXPRT *xprt, xdrproc_t proc, void *where)
 {
 	return FALSE;
 }
 
-static bool_t
-lst_no_reply(SVCXPRT *xprt, struct rpc_msg *msg)
+bool_t
+sc_quiet_no_reply(SVCXPRT *xprt, struct rpc_msg *msg)
 {
 	return FALSE;
 }
@@ -399,30 +399,43 @@ lst_free(struct svc_rdma_listener *lst)
 	free(lst);
 }
 
-static void
-lst_destroy(SVCXPRT *xprt)
+void
+sc_quiet_destroy(SVCXPRT *xprt)
 {
-	/* Only the TCP rendezvous' destruction takes the listener away. */
+	/* Only their owner's end takes them away (tcp_destroyed). */
 	xprt_unregister(xprt);
 }
 
 static bool_t
-lst_control(SVCXPRT *xprt, const u_int rq, void *in)
+sc_quiet_control(SVCXPRT *xprt, const u_int rq, void *in)
 {
 	return FALSE;
 }
 
-static const struct xp_ops listener_ops = {
-	.xp_recv = lst_recv,
-	.xp_stat = lst_stat,
-	.xp_getargs = lst_no_call,
-	.xp_reply = lst_no_reply,
-	.xp_freeargs = lst_no_call,
-	.xp_destroy = lst_destroy,
+static const struct xp_ops2 sc_quiet_ops2 = {
+	.xp_control = sc_quiet_control,
 };
 
-static const struct xp_ops2 listener_ops2 = {
-	.xp_control = lst_control,
+void
+sc_quiet_init(SVCXPRT *xprt, int fd, const struct xp_ops *ops, void *p1,
+	      char *ext)
+{
+	xprt->xp_fd = fd;
+	xprt->xp_ops = ops;
+	xprt->xp_ops2 = &sc_quiet_ops2;
+	xprt->xp_p1 = p1;
+	xprt->xp_p3 = ext;
+	xprt->xp_verf = _null_auth;
+	xprt->xp_type = NC_TPI_COTS_ORD;
+}
+
+static const struct xp_ops listener_ops = {
+	.xp_recv = lst_recv,
+	.xp_stat = sc_quiet_stat,
+	.xp_getargs = sc_quiet_no_call,
+	.xp_reply = sc_quiet_no_reply,
+	.xp_freeargs = sc_quiet_no_call,
+	.xp_destroy = sc_quiet_destroy,
 };
 
 /* The TCP rendezvous is going away: take the RDMA listener with it. */
@@ -531,13 +544,7 @@ svc_rdma_listen(SVCXPRT *tcp_xprt, const struct sockaddr *addr, u_int sendsz,
 	if (ret)
 		goto out_free;
 
-	lst->xprt.xp_fd = lst->ech->fd;
-	lst->xprt.xp_ops = &listener_ops;
-	lst->xprt.xp_ops2 = &listener_ops2;
-	lst->xprt.xp_p1 = lst;
-	lst->xprt.xp_p3 = lst->ext;
-	lst->xprt.xp_verf = _null_auth;
-	lst->xprt.xp_type = NC_TPI_COTS_ORD;
+	sc_quiet_init(&lst->xprt, lst->ech->fd, &listener_ops, lst, lst->ext);
 	if (!svc_rdma_set_addrs(&lst->xprt, addr, NULL) ||
 	    sockfd_add(lst->xprt.xp_fd, addr, NULL)) {
 		ret = -ENOMEM;

@@ -10,9 +10,9 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <time.h>
 
+#include "jobq.h"
 #include "rpctest.h"
 #include "server.h"
 
@@ -22,18 +22,15 @@ union defer_args {
 };
 
 struct deferred {
+	struct jobq_item item;		/* first */
 	struct svc_req rq;
 	SVCXPRT *xprt;
 	rpcproc_t proc;
 	xdrproc_t xargs, xres;
 	union defer_args args;
-	struct deferred *next;
 };
 
-static pthread_mutex_t q_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t q_cond = PTHREAD_COND_INITIALIZER;
-static struct deferred *q_head;
-static struct deferred **q_tail = &q_head;
+static struct jobq q = JOBQ_INIT(q);
 /* The procedures keep their results in static storage: one at a time. */
 static pthread_mutex_t proc_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -44,22 +41,6 @@ static pthread_mutex_t proc_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct timespec defer_delay;
 /* A procedure whose calls are never answered, -1: none. */
 static int defer_drop = -1;
-
-static struct deferred *
-q_pop(void)
-{
-	struct deferred *d;
-
-	pthread_mutex_lock(&q_lock);
-	while (!q_head)
-		pthread_cond_wait(&q_cond, &q_lock);
-	d = q_head;
-	q_head = d->next;
-	if (!q_head)
-		q_tail = &q_head;
-	pthread_mutex_unlock(&q_lock);
-	return d;
-}
 
 /* Run the procedure and answer, from the worker. */
 static void
@@ -95,7 +76,7 @@ defer_worker(void *arg)
 {
 	(void)arg;
 	for (;;) {
-		struct deferred *d = q_pop();
+		struct deferred *d = (struct deferred *)jobq_pop(&q);
 
 		/* By now the dispatch returned and svc_run asked xp_stat. */
 		nanosleep(&defer_delay, NULL);
@@ -151,30 +132,14 @@ defer_dispatch(struct svc_req *rq, SVCXPRT *xprt)
 		free(d);
 		return;
 	}
-	pthread_mutex_lock(&q_lock);
-	*q_tail = d;
-	q_tail = &d->next;
-	pthread_cond_signal(&q_cond);
-	pthread_mutex_unlock(&q_lock);
+	jobq_push(&q, &d->item);
 }
 
 int
 defer_start(int n, unsigned int delay_ms, int drop_proc)
 {
-	pthread_t t;
-	int i, err;
-
 	defer_drop = drop_proc;
 	defer_delay.tv_sec = delay_ms / 1000;
 	defer_delay.tv_nsec = (long)(delay_ms % 1000) * 1000000;
-	for (i = 0; i < n; i++) {
-		err = pthread_create(&t, NULL, defer_worker, NULL);
-		if (err) {
-			fprintf(stderr, "%s: pthread_create: %s\n", progname,
-				strerror(err));
-			return -1;
-		}
-		pthread_detach(t);
-	}
-	return 0;
+	return jobq_threads(n, defer_worker, progname);
 }

@@ -14,8 +14,8 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
+#include "../jobq.h"
 #include "nfstest.h"
 
 typedef bool_t (*nfs_local)(void *args, void *res, struct svc_req *rq);
@@ -66,40 +66,22 @@ static const struct nfs_entry nfs_entries[] = {
 #define JOB_ALIGN(n) (((n) + 15) & ~(size_t)15)
 
 struct nfs_job {
+	struct jobq_item item;		/* first */
 	struct svc_req rq;
 	SVCXPRT *xprt;
 	const struct nfs_entry *e;
-	struct nfs_job *next;
 	void *args, *res;		/* in the same allocation, after it */
 } __attribute__((aligned(16)));
 
-static pthread_mutex_t q_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t q_cond = PTHREAD_COND_INITIALIZER;
-static struct nfs_job *q_head, **q_tail = &q_head;
+static struct jobq q = JOBQ_INIT(q);
 static pthread_mutex_t proc_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static struct nfs_job *
-q_pop(void)
-{
-	struct nfs_job *j;
-
-	pthread_mutex_lock(&q_lock);
-	while (!q_head)
-		pthread_cond_wait(&q_cond, &q_lock);
-	j = q_head;
-	q_head = j->next;
-	if (!q_head)
-		q_tail = &q_head;
-	pthread_mutex_unlock(&q_lock);
-	return j;
-}
 
 static void *
 nfs_worker(void *arg)
 {
 	(void)arg;
 	for (;;) {
-		struct nfs_job *j = q_pop();
+		struct nfs_job *j = (struct nfs_job *)jobq_pop(&q);
 		bool_t ok;
 
 		pthread_mutex_lock(&proc_lock);
@@ -146,27 +128,11 @@ nfs_defer_dispatch(struct svc_req *rq, SVCXPRT *xprt)
 		free(j);
 		return;
 	}
-	pthread_mutex_lock(&q_lock);
-	*q_tail = j;
-	q_tail = &j->next;
-	pthread_cond_signal(&q_cond);
-	pthread_mutex_unlock(&q_lock);
+	jobq_push(&q, &j->item);
 }
 
 int
 nfs_defer_start(int n)
 {
-	pthread_t t;
-	int i, err;
-
-	for (i = 0; i < n; i++) {
-		err = pthread_create(&t, NULL, nfs_worker, NULL);
-		if (err) {
-			fprintf(stderr, "%s: pthread_create: %s\n", PROGNAME,
-				strerror(err));
-			return -1;
-		}
-		pthread_detach(t);
-	}
-	return 0;
+	return jobq_threads(n, nfs_worker, PROGNAME);
 }
