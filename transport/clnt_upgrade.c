@@ -6,8 +6,9 @@
  * TCP CLIENT's (CLGET_FD, CLSET_FD_CLOSE/NCLOSE act on it; the RDMA CLIENT
  * has a duplicate it closes itself); the XID sequence goes on across the
  * switch (the RDMA CLIENT's next XID is the one after the TCP CLIENT's
- * last, past those its calls still under way may yet take); a timeout, program or version set before the switch is set on the
- * RDMA CLIENT too; cl_auth is the program's, lent to whichever CLIENT
+ * last, past those its calls still under way may yet take); a timeout,
+ * program or version set before the switch is set on the RDMA CLIENT
+ * too; cl_auth is the program's, lent to whichever CLIENT
  * carries a call; cl_netid and cl_tp, filled in by clnt_tli_create(), are
  * freed here as clnt_vc_destroy() frees them.
  *
