@@ -132,6 +132,7 @@ sc_call_done(struct svc_rdma_conn *sc)
 {
 	sc->in_call = false;
 	sc->hold_until = 0;
+	sc->args_garbage = false;
 	sc_pool_done(sc, &sc->call_pb);
 	sc_pool_done(sc, &sc->bounce);
 	free(sc->call_heap);

@@ -198,6 +198,7 @@ struct svc_rdma_conn {
 	struct ulb_call ulb;		/* what its binding says (ulb.h) */
 	uint8_t *callbuf;		/* an inline or rebuilt call */
 	size_t callbuf_cap;
+	bool args_garbage;		/* its chunks do not fit: no arguments */
 	uint8_t *call_data;		/* its Read chunks' data: */
 	struct rdma_pbuf *call_pb;	/*  read into this pool buffer, */
 	uint8_t *call_heap;		/*  or through the bounce into this */

@@ -294,6 +294,39 @@ sc_message_done(struct svc_rdma_conn *sc, uint32_t idx, bool call)
 	return call ? 1 : 0;
 }
 
+/*
+ * RFC 8166 s5.5.2: Read chunks whose positions do not fit the Payload
+ * stream, in a header that is otherwise right, leave arguments the
+ * program cannot decode, and the responder SHOULD answer GARBAGE_ARGS.
+ * So the call goes to its dispatch as it came (its RPC header decodes),
+ * its svc_getargs fails, and the program answers as it does to arguments
+ * it cannot decode (svcerr_decode).  Returns 0 with the call, or -ENOMEM.
+ */
+static int
+sc_args_garbage(struct svc_rdma_conn *sc, const uint8_t *inl, size_t inl_len,
+		uint8_t **call, size_t *clen)
+{
+	const struct sc_pull *p = &sc->pull;
+
+	shim_log(SHIM_LOG_WARN,
+		 "server: Read chunks of xid 0x%08x do not fit the call's payload: its arguments cannot be decoded (GARBAGE_ARGS, RFC 8166 s5.5.2)",
+		 sc->hdr.xid);
+	if (p->ch[0].position == 0) {
+		/* A Long Call: the call is what the first chunk brought. */
+		*call = sc->call_data;
+		*clen = (size_t)p->ch[0].length;
+	} else {
+		/* The receive is posted again: the call is copied out first. */
+		if (!sc_callbuf_reserve(sc, inl_len))
+			return -ENOMEM;
+		memcpy(sc->callbuf, inl, inl_len);
+		*call = sc->callbuf;
+		*clen = inl_len;
+	}
+	sc->args_garbage = true;
+	return 0;
+}
+
 /* Go on pulling the Read chunks of the message taken before. */
 static int
 sc_take_pulled(struct svc_rdma_conn *sc, uint8_t **call, size_t *clen)
@@ -309,6 +342,9 @@ sc_take_pulled(struct svc_rdma_conn *sc, uint8_t **call, size_t *clen)
 
 		ret = sc_pull_call(sc, buf + sc->hdr.hdrlen,
 				   p->rlen - sc->hdr.hdrlen, call, clen);
+		if (ret == -EBADMSG)
+			ret = sc_args_garbage(sc, buf + sc->hdr.hdrlen,
+					      p->rlen - sc->hdr.hdrlen, call, clen);
 		if (ret)
 			sc_chunks_failed(sc, ret);
 	}
@@ -524,7 +560,8 @@ sc_getargs(SVCXPRT *xprt, xdrproc_t xdr_args, void *args_ptr)
 {
 	struct svc_rdma_conn *sc = sc_of(xprt);
 
-	if (!sc->in_call)
+	/* s5.5.2: the program answers GARBAGE_ARGS (sc_args_garbage). */
+	if (!sc->in_call || sc->args_garbage)
 		return FALSE;
 	return SVCAUTH_UNWRAP(&SVC_XP_AUTH(xprt), &sc->xdrs, xdr_args, args_ptr);
 }

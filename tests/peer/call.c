@@ -20,6 +20,7 @@ const char *const expect_names[EXP_COUNT] = {
 	[EXP_NONE] = "none",
 	[EXP_PROG_UNAVAIL] = "prog-unavail",
 	[EXP_INVALID_OPTION] = "invalid-option",
+	[EXP_GARBAGE_ARGS] = "garbage-args",
 	[EXP_ANY] = "any",
 };
 
@@ -286,6 +287,7 @@ answer_expected(const struct answer *a, enum expect e, uint32_t sent_vers,
 	switch (e) {
 	case EXP_SUCCESS:
 	case EXP_PROG_UNAVAIL:
+	case EXP_GARBAGE_ARGS:
 		if ((a->proc != RDMA_MSG && a->proc != RDMA_NOMSG) || !a->hdr_ok)
 			*why = "not_rdma_msg";
 		else if (a->vers != sent_vers)
@@ -296,7 +298,8 @@ answer_expected(const struct answer *a, enum expect e, uint32_t sent_vers,
 			*why = "zero_credits";
 		else if (!a->rpc || !a->rpc_xid_ok)
 			*why = "bad_rpc_reply";
-		else if (strcmp(a->rpc, e == EXP_SUCCESS ? "SUCCESS" : "PROG_UNAVAIL"))
+		else if (strcmp(a->rpc, e == EXP_SUCCESS ? "SUCCESS" :
+				 e == EXP_PROG_UNAVAIL ? "PROG_UNAVAIL" : "GARBAGE_ARGS"))
 			*why = "rpc_status";
 		else if (a->data && strcmp(a->data, "ok"))
 			*why = "data_mismatch";

@@ -17,6 +17,7 @@ enum expect {
 	EXP_NONE,		/* no answer at all */
 	EXP_PROG_UNAVAIL,	/* RDMA_MSG, RPC PROG_UNAVAIL */
 	EXP_INVALID_OPTION,	/* RDMA2_ERROR RDMA2_ERR_INVALID_OPTION, vers 2 */
+	EXP_GARBAGE_ARGS,	/* RDMA_MSG, RPC GARBAGE_ARGS */
 	EXP_ANY,		/* whatever comes, only reported */
 	EXP_COUNT
 };
@@ -28,7 +29,7 @@ extern const char *const expect_names[EXP_COUNT];
 enum case_kind {
 	C_NULL, C_ECHO, C_SINK, C_SOURCE, C_NOPROG, C_BADVERS, C_MSGP, C_DONE,
 	C_BADPROC, C_BADCHUNK, C_XIDMISMATCH, C_SHORT, C_RDMAERROR, C_BIGREAD,
-	C_NFS4READ,
+	C_NFS4READ, C_BADPOS,
 	/* Version Two (draft-cel-nfsv4-rpcrdma-version-two-01) */
 	C_OPT, C_OPTCALL, C_OPTREPLY, C_V2BACK, C_V2MISMATCH, C_V2TRUNC,
 	C_COUNT

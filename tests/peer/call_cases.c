@@ -50,6 +50,7 @@ static const struct case_desc {
 	[C_RDMAERROR] = { "rdmaerror", EXP_NONE, ARG_NONE, false, false },
 	[C_BIGREAD] = { "bigread", EXP_BADHEADER, ARG_OPT_NUMBER, false, false },
 	[C_NFS4READ] = { "nfs4read", EXP_SUCCESS, ARG_SIZE, true, true },
+	[C_BADPOS] = { "badpos", EXP_GARBAGE_ARGS, ARG_NONE, false, false },
 	[C_OPT] = { "opt", EXP_INVALID_OPTION, ARG_OPT_NUMBER, false, false },
 	[C_OPTCALL] = { "optcall", EXP_INVALID_OPTION, ARG_NONE, false, false },
 	[C_OPTREPLY] = { "optreply", EXP_NONE, ARG_NONE, false, false },
@@ -436,6 +437,40 @@ build_bigread(struct pconn *c, const struct opts *o, const struct pcase *pc,
 }
 
 /*
+ * badpos: a NULL call inline (RDMA_MSG) with a Read chunk of 16 octets
+ * positioned 8 octets past the end of the Payload stream.  The header is
+ * well formed; the chunk does not fit the payload, which RFC 8166 s5.5.2
+ * says the responder SHOULD answer with RPC GARBAGE_ARGS.
+ */
+static size_t
+build_badpos(struct pconn *c, const struct opts *o, uint32_t xid,
+	     struct call_io *io)
+{
+	struct rpcrdma_hdr *h = &c->rhdr;
+	size_t clen;
+	ssize_t hl;
+
+	clen = encode_call(c->call_mem, PEER_REGION, xid, o->prog, o->vers,
+			   RPCTEST_NULL, io->xargs, io->args);
+	if (!clen || chunk_alloc(c, &io->cm, 16, 0, 0))
+		return 0;
+	memset(io->cm.read_area, 0, 16);
+	memset(h, 0, sizeof(*h));
+	h->xid = xid;
+	h->vers = RPCRDMA1_VERSION;
+	h->credits = o->credits;
+	h->proc = RDMA_MSG;
+	h->nreads = 1;
+	h->reads[0].position = (uint32_t)((clen + 3) & ~(size_t)3) + 8;
+	h->reads[0].target = chunk_segment(&io->cm, io->cm.read_area, 16);
+	hl = rpcrdma_hdr_encode(c->send_mem, PEER_SEND_BUF, h);
+	if (hl <= 0 || (size_t)hl + clen > PEER_SEND_BUF)
+		return 0;
+	memcpy(c->send_mem + hl, c->call_mem, clen);
+	return (size_t)hl + clen;
+}
+
+/*
  * The message of a case.  Cases that are no RPC-over-RDMA call build it
  * whole; the others change the header (RFC 8166 s5.2 fixed fields, s5.3
  * chunk lists) or the RPC call of a valid one.
@@ -476,6 +511,9 @@ build_case(struct pconn *c, const struct opts *o, const struct pcase *pc,
 	case C_BIGREAD:
 		*sent_vers = RPCRDMA1_VERSION;
 		return build_bigread(c, o, pc, xid, io);
+	case C_BADPOS:
+		*sent_vers = RPCRDMA1_VERSION;
+		return build_badpos(c, o, xid, io);
 	case C_BADVERS:
 		vers = pc->num;
 		break;

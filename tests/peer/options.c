@@ -74,9 +74,10 @@ usage(void)
 		DEFAULT_ANSWER_MS, DEFAULT_QUIET_MS);
 	fputs("call cases, run in order on one connection; CASE[=EXPECT] overrides the\n"
 		"expected answer (success, vers, badheader, none, prog-unavail,\n"
-		"invalid-option, any):\n"
+		"invalid-option, garbage-args, any):\n"
 		"  null echo:N sink:N source:N noprog badvers[:V] msgp done badproc[:N]\n"
 		"  badchunk[:disc|trunc|count] xidmismatch short rdmaerror bigread[:N]\n"
+		"  badpos (a Read chunk past the end of the payload)\n"
 		"  nfs4read:N (an NFSv4.1 READ COMPOUND of N octets: --prog 100003 --vers 4)\n"
 		"  Version Two: opt[:TYPE] optcall optreply v2back v2mismatch v2trunc:N\n"
 		"  null, echo, sink, source, noprog and nfs4read take chunks: +read (the call in a\n"

@@ -47,7 +47,7 @@ assert_calls_within() {
 	peer_call -a "$RXE_ADDR" -p "$port" \
 		null badvers null msgp null done null badproc null badproc:255 null \
 		badchunk null badchunk:trunc null badchunk:count null xidmismatch null \
-		short null rdmaerror null noprog null \
+		short null rdmaerror null noprog null badpos null \
 		echo:0 echo:1 echo:3000 sink:3000 source:1 source:3000 null
 	assert_success
 	assert_line --regexp '^server_pdata=present format=0xf6ab0e18 version=1 send=4096 recv=4096 rinv=1 offset=0 len=[0-9]+$'
@@ -69,11 +69,15 @@ assert_calls_within() {
 	assert_case short 'answer=none waited_ms=[0-9]+'
 	assert_case rdmaerror 'answer=none waited_ms=[0-9]+'
 	assert_case noprog "answer=RDMA_MSG len=[0-9]+ $ok rpc=PROG_UNAVAIL"
+	# s5.5.2: a well-formed header whose Read chunk does not fit the
+	# payload: the arguments cannot be decoded, RPC GARBAGE_ARGS.
+	assert_case badpos "answer=RDMA_MSG len=[0-9]+ $ok rpc=GARBAGE_ARGS"
+	assert_log "$SERVER_LOG" "Read chunks of xid 0x[0-9a-f]+ do not fit the call's payload: its arguments cannot be decoded \\(GARBAGE_ARGS"
 	for c in echo:0 echo:1 echo:3000 sink:3000 source:1 source:3000; do
 		assert_case "$c" "answer=RDMA_MSG len=[0-9]+ $ok rpc=SUCCESS data=ok"
 	done
 	refute_line --partial "stray"
-	assert_line "summary cases=32 ok=32 failed=0 not_run=0 result=ok"
+	assert_line "summary cases=34 ok=34 failed=0 not_run=0 result=ok"
 
 	# The server is still there for an ordinary client, over RDMA.
 	client --rdma -m tli -h "$RXE_ADDR" -p "$port" -o null,echo,sink,source,whoami -s 0,100,3000
