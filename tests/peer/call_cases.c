@@ -406,6 +406,24 @@ build_chunked_call(struct pconn *c, const struct opts *o, const struct pcase *pc
 }
 
 /*
+ * A Version One header of procedure proc with one Read chunk of one
+ * segment, target, at position; no Write or Reply chunk.
+ */
+static void
+one_read_header(struct rpcrdma_hdr *h, const struct opts *o, uint32_t xid,
+		uint32_t proc, uint32_t position, struct rpcrdma_segment target)
+{
+	memset(h, 0, sizeof(*h));
+	h->xid = xid;
+	h->vers = RPCRDMA1_VERSION;
+	h->credits = o->credits;
+	h->proc = proc;
+	h->nreads = 1;
+	h->reads[0].position = position;
+	h->reads[0].target = target;
+}
+
+/*
  * bigread: a NULL call in a position-zero Read chunk (RDMA_NOMSG) whose
  * segment claims pc->num octets of a registration that holds only the
  * call: what a hostile client sends to make a server set memory aside
@@ -424,14 +442,8 @@ build_bigread(struct pconn *c, const struct opts *o, const struct pcase *pc,
 	if (!clen || chunk_alloc(c, &io->cm, (uint32_t)clen, 0, 0))
 		return 0;
 	memcpy(io->cm.read_area, c->call_mem, clen);
-	memset(h, 0, sizeof(*h));
-	h->xid = xid;
-	h->vers = RPCRDMA1_VERSION;
-	h->credits = o->credits;
-	h->proc = RDMA_NOMSG;
-	h->nreads = 1;
-	h->reads[0].position = 0;
-	h->reads[0].target = chunk_segment(&io->cm, io->cm.read_area, pc->num);
+	one_read_header(h, o, xid, RDMA_NOMSG, 0,
+			chunk_segment(&io->cm, io->cm.read_area, pc->num));
 	hl = rpcrdma_hdr_encode(c->send_mem, PEER_SEND_BUF, h);
 	return hl > 0 ? (size_t)hl : 0;
 }
@@ -455,14 +467,9 @@ build_badpos(struct pconn *c, const struct opts *o, uint32_t xid,
 	if (!clen || chunk_alloc(c, &io->cm, 16, 0, 0))
 		return 0;
 	memset(io->cm.read_area, 0, 16);
-	memset(h, 0, sizeof(*h));
-	h->xid = xid;
-	h->vers = RPCRDMA1_VERSION;
-	h->credits = o->credits;
-	h->proc = RDMA_MSG;
-	h->nreads = 1;
-	h->reads[0].position = (uint32_t)((clen + 3) & ~(size_t)3) + 8;
-	h->reads[0].target = chunk_segment(&io->cm, io->cm.read_area, 16);
+	one_read_header(h, o, xid, RDMA_MSG,
+			(uint32_t)((clen + 3) & ~(size_t)3) + 8,
+			chunk_segment(&io->cm, io->cm.read_area, 16));
 	hl = rpcrdma_hdr_encode(c->send_mem, PEER_SEND_BUF, h);
 	if (hl <= 0 || (size_t)hl + clen > PEER_SEND_BUF)
 		return 0;
