@@ -81,11 +81,15 @@ static int
 cp_start(void)
 {
 	const char *dir = getenv(CP_ENV);
+	int state = CP_OFF;
 	unsigned int p;
 
 	pthread_mutex_lock(&cp_lock);
+	/*
+	 * The state goes from unknown to its final value in one store: a
+	 * thread that saw it off for a moment would drop its stamp.
+	 */
 	if (cp_state == CP_UNKNOWN) {
-		__atomic_store_n(&cp_state, CP_OFF, __ATOMIC_RELEASE);
 		if (dir && *dir) {
 			for (p = 0; p < CP_NPOINTS; p++)
 				if (!cp_stamps[p])
@@ -99,13 +103,14 @@ cp_start(void)
 				if (!cp_atfork)
 					cp_atfork = !pthread_atfork(NULL, NULL,
 								    cp_forked);
-				__atomic_store_n(&cp_state, CP_ON,
-						 __ATOMIC_RELEASE);
+				state = CP_ON;
 			}
 		}
+		__atomic_store_n(&cp_state, state, __ATOMIC_RELEASE);
 	}
+	state = cp_state;
 	pthread_mutex_unlock(&cp_lock);
-	return cp_state;
+	return state;
 }
 
 void
