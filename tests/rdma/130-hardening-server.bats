@@ -16,7 +16,7 @@ load ../helpers
 load ../tools
 load peer
 
-: "${LATENCY_BOUND_MS:=3000}"
+: "${LATENCY_BOUND_MS:=5000}"
 
 setup() {
 	require_build
