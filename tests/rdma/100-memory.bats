@@ -81,7 +81,7 @@ pinned() {
 	((fds <= n + 16)) || fail "the server has $fds descriptors for $n connections"
 
 	# Registered memory: within the budget, and the kernel agrees.
-	stat_json -p "$SERVER_PID" -p "$CLIENT_PID"
+	stat_json --summary -p "$SERVER_PID" -p "$CLIENT_PID"
 	assert_st "$CLIENT_PID.pinned.total" "$BUDGET"
 	assert_st "$SERVER_PID.pinned.total" "$BUDGET"
 	assert_st "$CLIENT_PID.pinned.refused" 0
@@ -127,7 +127,7 @@ pinned() {
 	local rdma tcp
 	rdma=$(rdma_qps rpctest-client "$CLIENT_PID")
 	((rdma >= 32 && rdma < 80)) || fail "$rdma CLIENTs over RDMA"
-	stat_json -p "$SERVER_PID" -p "$CLIENT_PID"
+	stat_json --summary -p "$SERVER_PID" -p "$CLIENT_PID"
 	assert_st "$CLIENT_PID.rdma_transports" "$rdma"
 	# Refused once, then the negative cache sends the others to TCP.
 	assert_st "$CLIENT_PID.fallbacks.refused" 1
