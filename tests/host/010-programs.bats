@@ -3,6 +3,12 @@
 # The rpctest programs on their own, without the shim: every way of making
 # a client and a server, IPv4 and IPv6, all sizes, and that the client's
 # checks and exit statuses mean what they say.
+#
+# Tagged no-shim: the sanitizer builds' runs of the host suite (tools/check)
+# leave this file out; they are there for the shim, and every other test
+# runs these programs there too.
+
+# bats file_tags=no-shim
 
 load ../helpers
 
