@@ -9,6 +9,12 @@
 
 load ../helpers
 
+# Clock ticks an idle program may use in 3 s: one at a boundary.
+# ThreadSanitizer's runtime wakes a thread of its own ten times a second
+# (an idle server built with it used 1 or 2 ticks in 3 s without the
+# shim): tools/check raises the bound for that build.
+: "${IDLE_TICKS_MAX:=1}"
+
 setup() {
 	require_build
 	require_rdma_device
@@ -79,7 +85,8 @@ cpu_ticks() {
 	sleep 3
 	c1=$(cpu_ticks "$CLIENT_PID")
 	s1=$(cpu_ticks "$SERVER_PID")
-	# Asleep: no tick at all, give or take one at a boundary.
-	((c1 - c0 <= 1)) || fail "the idle client used $((c1 - c0)) ticks in 3 s"
-	((s1 - s0 <= 1)) || fail "the idle server used $((s1 - s0)) ticks in 3 s"
+	# Asleep: no tick at all, give or take one at a boundary.  A poll
+	# that went on would take about 300.
+	((c1 - c0 <= IDLE_TICKS_MAX)) || fail "the idle client used $((c1 - c0)) ticks in 3 s"
+	((s1 - s0 <= IDLE_TICKS_MAX)) || fail "the idle server used $((s1 - s0)) ticks in 3 s"
 }
