@@ -2,6 +2,7 @@
  * A queue of calls for worker threads (jobq.h).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "jobq.h"
@@ -48,4 +49,64 @@ jobq_threads(int n, void *(*fn)(void *), const char *prog)
 		pthread_detach(t);
 	}
 	return 0;
+}
+
+/* The wrapper of a held transport's xp_ops. */
+struct jobq_conn {
+	struct xp_ops ops;		/* first: xprt->xp_ops points here */
+	const struct xp_ops *orig;
+	unsigned int pending;		/* jobs not released, under conn_lock */
+};
+
+static pthread_mutex_t conn_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t conn_done = PTHREAD_COND_INITIALIZER;
+
+static void
+conn_destroy(SVCXPRT *xprt)
+{
+	struct jobq_conn *c = (struct jobq_conn *)(void *)xprt->xp_ops;
+
+	pthread_mutex_lock(&conn_lock);
+	while (c->pending)
+		pthread_cond_wait(&conn_done, &conn_lock);
+	pthread_mutex_unlock(&conn_lock);
+	xprt->xp_ops = c->orig;
+	free(c);
+	xprt->xp_ops->xp_destroy(xprt);
+}
+
+int
+jobq_hold(SVCXPRT *xprt)
+{
+	struct jobq_conn *c;
+
+	/*
+	 * Only svc_run's thread changes xp_ops: here before the transport's
+	 * first job is queued, and in conn_destroy after its last release.
+	 */
+	if (xprt->xp_ops->xp_destroy != conn_destroy) {
+		c = calloc(1, sizeof(*c));
+		if (!c)
+			return -1;
+		c->orig = xprt->xp_ops;
+		c->ops = *c->orig;
+		c->ops.xp_destroy = conn_destroy;
+		xprt->xp_ops = &c->ops;
+	}
+	c = (struct jobq_conn *)(void *)xprt->xp_ops;
+	pthread_mutex_lock(&conn_lock);
+	c->pending++;
+	pthread_mutex_unlock(&conn_lock);
+	return 0;
+}
+
+void
+jobq_release(SVCXPRT *xprt)
+{
+	struct jobq_conn *c = (struct jobq_conn *)(void *)xprt->xp_ops;
+
+	pthread_mutex_lock(&conn_lock);
+	if (!--c->pending)
+		pthread_cond_broadcast(&conn_done);
+	pthread_mutex_unlock(&conn_lock);
 }

@@ -81,6 +81,7 @@ defer_worker(void *arg)
 		/* By now the dispatch returned and svc_run asked xp_stat. */
 		nanosleep(&defer_delay, NULL);
 		defer_answer(d);
+		jobq_release(d->xprt);
 		free(d);
 	}
 	return NULL;
@@ -115,6 +116,8 @@ defer_dispatch(struct svc_req *rq, SVCXPRT *xprt)
 		return;
 	}
 	d->rq = *rq;
+	/* svc_run's, gone once the dispatch returns (the procedures need none). */
+	d->rq.rq_clntcred = NULL;
 	d->xprt = xprt;
 	d->proc = rq->rq_proc;
 	d->xargs = XDRPROC(xdr_void);
@@ -130,6 +133,12 @@ defer_dispatch(struct svc_req *rq, SVCXPRT *xprt)
 	if (!svc_getargs(xprt, d->xargs, (char *)&d->args)) {
 		svcerr_decode(xprt);
 		free(d);
+		return;
+	}
+	if (jobq_hold(xprt) < 0) {
+		xdr_free(d->xargs, (char *)&d->args);
+		free(d);
+		svcerr_systemerr(xprt);
 		return;
 	}
 	jobq_push(&q, &d->item);

@@ -95,6 +95,7 @@ nfs_worker(void *arg)
 		xdr_free(j->e->xargs, j->args);
 		if (ok)
 			(void)nfs_program_3_freeresult(j->xprt, j->e->xres, j->res);
+		jobq_release(j->xprt);
 		free(j);
 	}
 	return NULL;
@@ -126,6 +127,12 @@ nfs_defer_dispatch(struct svc_req *rq, SVCXPRT *xprt)
 	if (!svc_getargs(xprt, e->xargs, j->args)) {
 		svcerr_decode(xprt);
 		free(j);
+		return;
+	}
+	if (jobq_hold(xprt) < 0) {
+		xdr_free(e->xargs, j->args);
+		free(j);
+		svcerr_systemerr(xprt);
 		return;
 	}
 	jobq_push(&q, &j->item);
