@@ -224,10 +224,12 @@ back_to_start() {
 	# 100 sets of 10 calls (NULL once, the others at each size: inline,
 	# Long Call and Long Reply, chunks both ways): 1000 each.
 	local pids=() i
+	local -A logs=()
 	for ((i = 0; i < 32; i++)); do
 		start_client_bg --rdma -m tli -h "$RXE_ADDR" -p "$SERVER_PORT" -t 30 \
 			-o null,echo,sink,source -s 0,4000,64K -c 100 -q
 		pids+=("$CLIENT_PID")
+		logs[$CLIENT_PID]=$CLIENT_LOG
 	done
 	local killed=() deadline=$((SECONDS + 400)) running
 	while ((SECONDS < deadline)); do
@@ -256,7 +258,7 @@ back_to_start() {
 		case $st in
 		0) ok=$((ok + 1)) ;;
 		killed) ;;
-		*) fail "client $i exited with status $st" ;;
+		*) fail "client $i exited with status $st, its log ending: $(tail -n 5 "${logs[$i]}")" ;;
 		esac
 	done
 	echo "# ${ok} clients ran to their end, ${#killed[@]} were killed" >&3
