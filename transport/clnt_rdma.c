@@ -21,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "auth_none.h"
 #include "budget.h"
 #include "clnt_rdma.h"
 #include "clnt_rdma_int.h"
@@ -812,7 +813,7 @@ clnt_rdma_create(int fd, const struct netbuf *raddr, const struct sockaddr *dst,
 
 	cl->cl_ops = clnt_rdma_ops();
 	cl->cl_private = ct;
-	cl->cl_auth = authnone_create();
+	cl->cl_auth = rpcrdma_authnone();
 	cl->cl_netid = NULL;
 	cl->cl_tp = NULL;
 	(void)sendsz;

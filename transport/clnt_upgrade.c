@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "auth_none.h"
 #include "clnt_upgrade.h"
 
 /*
@@ -397,7 +398,8 @@ clnt_upgrade_create(CLIENT *tcp, unsigned int after_calls,
 
 	cl->cl_ops = (struct clnt_ops *)up_ops();
 	cl->cl_private = u;
-	cl->cl_auth = tcp->cl_auth;
+	/* Not libtirpc's AUTH_NONE, which clnt_vc gave tcp (auth_none.h). */
+	cl->cl_auth = rpcrdma_authnone();
 	cl->cl_netid = NULL;
 	cl->cl_tp = NULL;
 	if (!after_calls) {
