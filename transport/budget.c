@@ -166,6 +166,18 @@ budget_reset(void)
 }
 
 void
+budget_fork_lock(void)
+{
+	pthread_mutex_lock(&setup_lock);
+}
+
+void
+budget_fork_unlock(void)
+{
+	pthread_mutex_unlock(&setup_lock);
+}
+
+void
 budget_fork_child(void)
 {
 	__atomic_store_n(&used, 0, __ATOMIC_RELAXED);

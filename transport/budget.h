@@ -68,5 +68,8 @@ void budget_reset(void);
  * mapped in it): its count starts from nothing, under the same total.
  */
 void budget_fork_child(void);
+/* fork(): the lock of the total's first setting, held across it. */
+void budget_fork_lock(void);
+void budget_fork_unlock(void);
 
 #endif

@@ -56,4 +56,11 @@ CLIENT *clnt_rdma_create(int fd, const struct netbuf *raddr,
 /* True when cl was made by clnt_rdma_create(). */
 bool clnt_is_rdma(const CLIENT *cl);
 
+/*
+ * fork(): the lock of what the clients learnt of their peers' segment
+ * limits, held across it.  A leaf: nothing is taken under it.
+ */
+void clnt_rdma_fork_lock(void);
+void clnt_rdma_fork_unlock(void);
+
 #endif

@@ -21,6 +21,7 @@
 #include <pthread.h>
 #include <string.h>
 
+#include "clnt_rdma.h"
 #include "clnt_rdma_int.h"
 #include "common/log.h"
 #include "common/sockaddr.h"
@@ -146,6 +147,18 @@ ct_peer_refused(const struct ct_rdma *ct, uint32_t seg)
 	ct_peers[i].seg_max = smaller;
 	pthread_mutex_unlock(&ct_peers_lock);
 	return smaller;
+}
+
+void
+clnt_rdma_fork_lock(void)
+{
+	pthread_mutex_lock(&ct_peers_lock);
+}
+
+void
+clnt_rdma_fork_unlock(void)
+{
+	pthread_mutex_unlock(&ct_peers_lock);
 }
 
 void

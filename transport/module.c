@@ -16,6 +16,7 @@
 #include "common/stats.h"
 #include "cred.h"
 #include "rdma_dev.h"
+#include "rpcrdma_neg.h"
 #include "shim/module.h"
 #include "sockfd.h"
 #include "ulb.h"
@@ -86,11 +87,15 @@ fork_prepare(void)
 	cred_fork_prepare();
 	sockfd_fork_lock();
 	rdma_dev_fork_lock();
+	clnt_rdma_fork_lock();
+	rpcrdma_peers_fork_lock();
 }
 
 static void
 fork_parent(void)
 {
+	rpcrdma_peers_fork_unlock();
+	clnt_rdma_fork_unlock();
 	rdma_dev_fork_unlock();
 	sockfd_fork_unlock();
 	cred_fork_parent();
@@ -99,6 +104,8 @@ fork_parent(void)
 static void
 fork_child(void)
 {
+	rpcrdma_peers_fork_unlock();
+	clnt_rdma_fork_unlock();
 	rdma_dev_fork_child();
 	sockfd_fork_unlock();
 	cred_fork_child();

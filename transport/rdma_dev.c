@@ -31,13 +31,19 @@ void (*rdma_pool_buf_free)(struct rdma_buf *buf) = rdma_buf_free;
 void
 rdma_dev_fork_lock(void)
 {
+	rdma_srqs_fork_lock();
 	pthread_mutex_lock(&devs_lock);
+	rdma_slabs_fork_lock();
+	budget_fork_lock();
 }
 
 void
 rdma_dev_fork_unlock(void)
 {
+	budget_fork_unlock();
+	rdma_slabs_fork_unlock();
 	pthread_mutex_unlock(&devs_lock);
+	rdma_srqs_fork_unlock();
 }
 
 /*
@@ -50,7 +56,10 @@ rdma_dev_fork_child(void)
 {
 	devs = NULL;
 	budget_fork_child();
+	budget_fork_unlock();
+	rdma_slabs_fork_unlock();
 	pthread_mutex_unlock(&devs_lock);
+	rdma_srqs_fork_unlock();
 }
 
 struct rdma_dev *

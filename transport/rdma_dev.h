@@ -47,8 +47,9 @@ void rdma_dev_hold(struct rdma_dev *dev);
 void rdma_dev_put(struct rdma_dev *dev);
 
 /*
- * fork(): the device list's lock is held across it (shim/fork.c); the
- * child forgets the parent's devices and makes its own.
+ * fork(): the device list's lock is held across it (shim/fork.c), the
+ * shared queues' before it, the slab lists' and the budget's after it;
+ * the child forgets the parent's devices and makes its own.
  */
 void rdma_dev_fork_lock(void);
 void rdma_dev_fork_unlock(void);
@@ -143,6 +144,9 @@ struct rdma_sbuf *rdma_sbuf_get(struct rdma_dev *dev, struct rdma_slab *s);
 void rdma_sbuf_put(struct rdma_sbuf *b);
 /* Release every slab of the device (rdma_dev_put). */
 void rdma_slabs_free(struct rdma_dev *dev);
+/* fork(): the slab lists' lock, held across it (rdma_dev_fork_lock). */
+void rdma_slabs_fork_lock(void);
+void rdma_slabs_fork_unlock(void);
 
 /* ------------------------------------------------------------------ */
 /* Shared receive queues (rdma_srq.c)                                  */
@@ -162,6 +166,9 @@ struct rdma_srq *rdma_srq_get(struct rdma_dev *dev, enum rdma_srq_role role,
 			      uint32_t buf_size);
 /* A queue pair stopped using it; the last one releases it. */
 void rdma_srq_put(struct rdma_srq *srq);
+/* fork(): the queues' lock, held across it (rdma_dev_fork_lock, before devs_lock). */
+void rdma_srqs_fork_lock(void);
+void rdma_srqs_fork_unlock(void);
 struct ibv_srq *rdma_srq_ibv(const struct rdma_srq *srq);
 uint32_t rdma_srq_buf_size(const struct rdma_srq *srq);
 

@@ -32,8 +32,20 @@ struct rdma_slab {
 	struct rdma_slab *next;
 };
 
-/* Guards every device's list of slabs. */
+/* Guards every device's list of slabs; taken under devs_lock, not around it. */
 static pthread_mutex_t slabs_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void
+rdma_slabs_fork_lock(void)
+{
+	pthread_mutex_lock(&slabs_lock);
+}
+
+void
+rdma_slabs_fork_unlock(void)
+{
+	pthread_mutex_unlock(&slabs_lock);
+}
 
 struct rdma_slab *
 rdma_slab_of(struct rdma_dev *dev, uint32_t size)

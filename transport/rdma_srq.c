@@ -40,8 +40,23 @@ struct rdma_srq {
 	unsigned int blocks_cap;
 };
 
-/* Guards the devices' srq pointers and the users counts. */
+/*
+ * Guards the devices' srq pointers and the users counts; taken before
+ * devs_lock (a new queue registers its buffers under it).
+ */
 static pthread_mutex_t srqs_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void
+rdma_srqs_fork_lock(void)
+{
+	pthread_mutex_lock(&srqs_lock);
+}
+
+void
+rdma_srqs_fork_unlock(void)
+{
+	pthread_mutex_unlock(&srqs_lock);
+}
 
 static struct rdma_srq *
 srq_create(struct rdma_dev *dev, enum rdma_srq_role role, uint32_t buf_size)

@@ -148,6 +148,18 @@ rpcrdma_peer_set_v1_only(const struct sockaddr *peer)
 }
 
 void
+rpcrdma_peers_fork_lock(void)
+{
+	pthread_mutex_lock(&v1_lock);
+}
+
+void
+rpcrdma_peers_fork_unlock(void)
+{
+	pthread_mutex_unlock(&v1_lock);
+}
+
+void
 rpcrdma_peers_forget(void)
 {
 	pthread_mutex_lock(&v1_lock);

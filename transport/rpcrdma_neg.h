@@ -101,5 +101,8 @@ bool rpcrdma_peer_v1_only(const struct sockaddr *peer);
 void rpcrdma_peer_set_v1_only(const struct sockaddr *peer);
 /* Forget every peer (tests). */
 void rpcrdma_peers_forget(void);
+/* fork(): the table's lock, held across it.  A leaf: nothing is taken under it. */
+void rpcrdma_peers_fork_lock(void);
+void rpcrdma_peers_fork_unlock(void);
 
 #endif
