@@ -347,8 +347,9 @@ daemonized() {
 	assert_equal "$(count_log "$log" '^rpctest-server: child [0-9]+ exited with status 0$')" 3
 	assert_log "$log" "no reply on an RDMA connection accepted before fork\\(\\): it is the parent's"
 
-	# Client: forks while a thread calls (logging each call); each child's
-	# inherited CLIENT fails at once, its own CLIENT works over RDMA.
+	# Client: forks while a thread calls (logging each call) and another
+	# holds libtirpc's AUTH_NONE lock; each child's inherited CLIENT fails
+	# at once, its own CLIENT works over RDMA.
 	client --rdma --env RPCRDMA_SHIM_LOG_LEVEL=debug -m tli -h "$RXE_ADDR" -p "$port" \
 		-F 5 -o null,echo,source -s 0,64K
 	assert_success
