@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "authnone_park.h"
 #include "client.h"
 
 #define CHILD_WAIT_S 120
@@ -53,66 +54,6 @@ keep_calling(void *arg)
 		c->calls++;
 	}
 	return NULL;
-}
-
-/* A thread stopped inside libtirpc's AUTH_NONE marshal (its lock held). */
-struct park {
-	int entered[2], go_on[2];
-	pthread_t t;
-};
-
-static struct park park;
-
-/* An encode stream whose putbytes stops until the fork is taken. */
-static bool_t
-park_putbytes(XDR *x, const char *p, u_int len)
-{
-	char c = 0;
-
-	(void)x;
-	(void)p;
-	(void)len;
-	if (write(park.entered[1], &c, 1) != 1)
-		return FALSE;
-	return read(park.go_on[0], &c, 1) == 1;
-}
-
-static const struct xdr_ops park_ops = {
-	.x_putbytes = park_putbytes,
-};
-
-static void *
-park_thread(void *arg)
-{
-	XDR x = { .x_op = XDR_ENCODE, .x_ops = (struct xdr_ops *)&park_ops };
-
-	(void)arg;
-	AUTH_MARSHALL(authnone_create(), &x);
-	return NULL;
-}
-
-/* Until park_end(): a thread holds libtirpc's AUTH_NONE lock. */
-static int
-park_begin(void)
-{
-	char c;
-
-	if (pthread_create(&park.t, NULL, park_thread, NULL) ||
-	    read(park.entered[0], &c, 1) != 1) {
-		fprintf(stderr, "%s: cannot stop a thread in libtirpc's AUTH_NONE marshal\n",
-			progname);
-		return -1;
-	}
-	return 0;
-}
-
-static void
-park_end(void)
-{
-	char c = 0;
-
-	if (write(park.go_on[1], &c, 1) == 1)
-		pthread_join(park.t, NULL);
 }
 
 /* No arguments, no result: an xdrproc_t without a cast. */
@@ -180,10 +121,6 @@ fork_test(CLIENT *clnt, const struct options *o)
 	unsigned int i, bad = 0;
 	pthread_t t;
 
-	if (pipe(park.entered) || pipe(park.go_on)) {
-		fprintf(stderr, "%s: pipe: %s\n", progname, strerror(errno));
-		return EX_RPC;
-	}
 	if (pthread_create(&t, NULL, keep_calling, &c) != 0) {
 		fprintf(stderr, "%s: cannot start the calling thread\n", progname);
 		return EX_RPC;
@@ -194,13 +131,15 @@ fork_test(CLIENT *clnt, const struct options *o)
 
 		nanosleep(&gap, NULL);
 		fflush(stdout);
-		if (park_begin()) {
+		if (authnone_park_begin()) {
+			fprintf(stderr, "%s: cannot stop a thread in libtirpc's AUTH_NONE marshal\n",
+				progname);
 			bad++;
 			break;
 		}
 		pid = fork();
 		if (pid != 0)
-			park_end();
+			authnone_park_end();
 		if (pid < 0) {
 			fprintf(stderr, "%s: fork: %s\n", progname, strerror(errno));
 			bad++;

@@ -5,14 +5,13 @@
  * the child must still marshal a call's credential with ours.
  */
 #include <errno.h>
-#include <pthread.h>
 #include <signal.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "auth_none.h"
+#include "authnone_park.h"
 #include "check.h"
 
 #define CHILD_ALARM_S 10
@@ -81,37 +80,6 @@ test_ops(void)
 /* fork() while libtirpc's AUTH_NONE lock is held                      */
 /* ------------------------------------------------------------------ */
 
-/* An encode stream whose putbytes stops until told to go on. */
-static int parked[2], go_on[2];
-
-static bool_t
-park_putbytes(XDR *x, const char *p, u_int len)
-{
-	char c = 0;
-
-	(void)x;
-	(void)p;
-	(void)len;
-	if (write(parked[1], &c, 1) != 1)
-		return FALSE;
-	return read(go_on[0], &c, 1) == 1;
-}
-
-static const struct xdr_ops park_ops = {
-	.x_putbytes = park_putbytes,
-};
-
-static void *
-park_in_libtirpc(void *arg)
-{
-	XDR x = { .x_op = XDR_ENCODE, .x_ops = (struct xdr_ops *)&park_ops };
-
-	(void)arg;
-	/* libtirpc takes its AUTH_NONE lock around this putbytes. */
-	AUTH_MARSHALL(authnone_create(), &x);
-	return NULL;
-}
-
 /* A child's exit status: 0, its own failure, or 128 + the signal. */
 static int
 child_status(pid_t pid)
@@ -127,18 +95,15 @@ child_status(pid_t pid)
 static void
 test_fork_with_lock_held(void)
 {
-	char wire[16], c;
-	pthread_t t;
+	char wire[16];
 	pid_t ours, theirs;
 	int st_ours, st_theirs;
 
-	if (pipe(parked) || pipe(go_on) ||
-	    pthread_create(&t, NULL, park_in_libtirpc, NULL)) {
-		CHECK(0, "set up the parked thread");
+	if (authnone_park_begin()) {
+		CHECK(0, "a thread is inside libtirpc's AUTH_NONE marshal");
 		return;
 	}
-	CHECK(read(parked[0], &c, 1) == 1,
-	      "a thread is inside libtirpc's AUTH_NONE marshal");
+	CHECK(1, "a thread is inside libtirpc's AUTH_NONE marshal");
 
 	ours = fork();
 	if (ours == 0) {
@@ -151,10 +116,7 @@ test_fork_with_lock_held(void)
 		(void)authnone_create();
 		_exit(0);
 	}
-	c = 0;
-	if (write(go_on[1], &c, 1) != 1)
-		abort();
-	pthread_join(t, NULL);
+	authnone_park_end();
 
 	st_ours = child_status(ours);
 	st_theirs = child_status(theirs);
@@ -164,10 +126,6 @@ test_fork_with_lock_held(void)
 	/* Not asserted: it tells whether the hazard is still libtirpc's. */
 	printf("# in such a child, libtirpc's own authnone_create() %s\n",
 	       st_theirs == 128 + SIGALRM ? "blocks" : "returns");
-	close(parked[0]);
-	close(parked[1]);
-	close(go_on[0]);
-	close(go_on[1]);
 }
 
 int
