@@ -8,7 +8,10 @@
 
 load ../helpers
 
-SIZES=0,1,100,1000,4K,64K,1M,1M+3,16M
+# The sanitizer runs (tools/check) pass HOST_SIZES without 16M: on TCP the
+# shim never touches the payload, and the instrumented test programs spent
+# half the suite's time making and checking it.
+SIZES=${HOST_SIZES:-0,1,100,1000,4K,64K,1M,1M+3,16M}
 OPS=null,echo,sink,source,mixed
 
 # The line ld.so writes (LD_DEBUG=bindings) when libtirpc's reference to
