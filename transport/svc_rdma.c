@@ -381,26 +381,35 @@ sc_ring_release(struct svc_rdma_conn *sc)
 	}
 }
 
-static void
+/* True when sc was the last connection of a closing listener. */
+static bool
 sc_unlink(struct svc_rdma_conn *sc)
 {
+	struct svc_rdma_listener *lst = sc->lst;
 	struct svc_rdma_conn **pp;
+	bool last;
 
 	xprt_unregister(&sc->xprt);
-	pthread_mutex_lock(&sc->lst->lock);
-	for (pp = &sc->lst->conns; *pp; pp = &(*pp)->next) {
+	pthread_mutex_lock(&lst->lock);
+	for (pp = &lst->conns; *pp; pp = &(*pp)->next) {
 		if (*pp == sc) {
 			*pp = sc->next;
 			break;
 		}
 	}
-	pthread_mutex_unlock(&sc->lst->lock);
+	last = lst->closing && !lst->conns;
+	pthread_mutex_unlock(&lst->lock);
+	return last;
 }
 
+/*
+ * Called while the listener lets go of the parent's connections
+ * (lst_drop_conns): never the one that frees it.
+ */
 void
 sc_abandon(struct svc_rdma_conn *sc)
 {
-	sc_unlink(sc);
+	(void)sc_unlink(sc);
 	shim_log(SHIM_LOG_DEBUG,
 		 "server: an RDMA connection accepted before fork() is left to the parent");
 	/* Its statistics slot is in the parent's file. */
@@ -414,6 +423,8 @@ void
 sc_destroy(SVCXPRT *xprt)
 {
 	struct svc_rdma_conn *sc = sc_of(xprt);
+	struct svc_rdma_listener *lst = sc->lst;
+	bool last;
 
 	if (sc_parents(xprt)) {
 		sc_abandon(sc);
@@ -421,7 +432,7 @@ sc_destroy(SVCXPRT *xprt)
 	}
 	/* A reply on another thread ends first. */
 	pthread_mutex_lock(&sc->lock);
-	sc_unlink(sc);
+	last = sc_unlink(sc);
 	shim_log(SHIM_LOG_DEBUG, "server: connection closed");
 	shim_stats_close(sc->stats);
 	sockfd_del(xprt->xp_fd);
@@ -438,6 +449,9 @@ sc_destroy(SVCXPRT *xprt)
 	__atomic_fetch_sub(&sc_live, 1, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&sc->lock);
 	sc_free(sc);
+	/* Its id was on the listener's channel: gone now. */
+	if (last)
+		lst_last_conn_gone(lst);
 }
 
 static bool_t

@@ -34,8 +34,10 @@ struct svc_rdma_params {
 
 /*
  * Add an RDMA listener on addr (address and RDMA port) next to the TCP
- * rendezvous tcp_xprt.  The listener lives as long as tcp_xprt: destroying
- * tcp_xprt (svc_destroy) destroys the listener and its connections.
+ * rendezvous tcp_xprt.  The listener listens as long as tcp_xprt lives:
+ * destroying tcp_xprt (svc_destroy) stops it listening, and its
+ * connections, like the TCP connections libtirpc accepted, are served until
+ * they end; the listener goes with the last of them.
  * Accepted connections are counted in stats, the rendezvous' statistics
  * slot (owned by the caller, who closes it when tcp_xprt goes; NULL: not
  * counted).  Returns 0, or a negative errno with *why set.

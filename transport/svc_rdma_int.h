@@ -134,8 +134,13 @@ struct svc_rdma_listener {
 	struct rdma_cm_id *id;
 	unsigned int gen;		/* cred_gen() of the process serving it */
 	struct svc_rdma_params params;
-	pthread_mutex_t lock;		/* conns, unheld, the alarm */
+	pthread_mutex_t lock;		/* conns, closing, unheld, the alarm */
 	struct svc_rdma_conn *conns;
+	/*
+	 * The TCP rendezvous is gone: no longer listening; freed with the
+	 * last of its connections (lst_last_conn_gone).
+	 */
+	bool closing;
 	/* Procedures whose calls hold nothing (svc_rdma_hold.c). */
 	struct {
 		uint32_t prog, vers, proc;
@@ -327,6 +332,8 @@ bool_t sc_quiet_no_call(SVCXPRT *xprt, xdrproc_t proc, void *where);
 bool_t sc_quiet_no_reply(SVCXPRT *xprt, struct rpc_msg *msg);
 /* xp_destroy: unregistered only; their owner frees them. */
 void sc_quiet_destroy(SVCXPRT *xprt);
+/* The last connection of a closing listener is gone: free the listener. */
+void lst_last_conn_gone(struct svc_rdma_listener *lst);
 /* Fill such a transport in: descriptor, ops, owner (xp_p1), xp_p3 room. */
 void sc_quiet_init(SVCXPRT *xprt, int fd, const struct xp_ops *ops, void *p1,
 		   char *ext);

@@ -3,7 +3,8 @@
  * TCP rendezvous, registered with libtirpc as a transport whose xp_fd is
  * its event channel.  Its xp_recv accepts connections and handles their
  * RDMA-CM events (every connection's id lives on this channel); it never
- * returns a call.  It goes away with the TCP rendezvous.
+ * returns a call.  It stops listening when the TCP rendezvous goes away,
+ * and goes with the last of its connections.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -134,6 +135,13 @@ on_connect_request(struct svc_rdma_listener *lst, struct rdma_cm_event *ev)
 	struct ep *ep;
 	int ret = -ENOMEM;
 
+	/* Asked before the listening id went (the kernel drops the rest). */
+	if (lst->closing) {
+		(void)rdma_reject(id, NULL, 0);
+		rdma_ack_cm_event(ev);
+		cm_destroy_id(id);
+		return;
+	}
 	if (credits) {
 		conn_attr(&lst->params, credits, &attr);
 		ret = ep_accept(id, &ev->param.conn, &attr, &ep);
@@ -303,6 +311,11 @@ lst_adopt(struct svc_rdma_listener *lst)
 	pthread_mutex_init(&lst->lock, NULL);
 	lst_drop_conns(lst);
 	sc_alarm_close(lst);
+	if (!lst->id) {
+		/* Closed in the parent before the fork: nothing to take. */
+		lst_let_go(lst);
+		return false;
+	}
 	ret = cm_adopt(lst->ech, lst->id);
 	if (ret) {
 		shim_log(SHIM_LOG_INFO,
@@ -438,12 +451,55 @@ static const struct xp_ops listener_ops = {
 	.xp_destroy = sc_quiet_destroy,
 };
 
-/* The TCP rendezvous is going away: take the RDMA listener with it. */
+/*
+ * The TCP rendezvous is going away: the RDMA listener stops listening, and
+ * goes at once unless connections of its own remain.
+ */
 static void
 tcp_destroyed(SVCXPRT *tcp_xprt, void *arg)
 {
 	struct svc_rdma_listener *lst = arg;
+	unsigned int n = 0;
+	struct svc_rdma_conn *sc;
 
+	/* A parent's listener never taken over: its connections are the parent's. */
+	if (lst->gen == cred_gen()) {
+		pthread_mutex_lock(&lst->lock);
+		for (sc = lst->conns; sc; sc = sc->next)
+			n++;
+		lst->closing = n > 0;
+		pthread_mutex_unlock(&lst->lock);
+	}
+	if (!n) {
+		xprt_unregister(&lst->xprt);
+		lst_free(lst);
+		return;
+	}
+	/*
+	 * libtirpc leaves the connections a rendezvous accepted alone when
+	 * it goes, and so does the listener: only the listening id goes now.
+	 * New requests are then refused by the kernel's CM, and their
+	 * clients find no TCP rendezvous either.  The channel stays for the
+	 * connections' events.  The statistics slot is the rendezvous' own,
+	 * closed with it.
+	 */
+	if (lst->id) {
+		cm_destroy_id(lst->id);
+		lst->id = NULL;
+	}
+	if (!lst->stats_own)
+		lst->stats = NULL;
+	shim_log(SHIM_LOG_INFO,
+		 "server: RDMA listener on port %u closed with its TCP rendezvous; its %u connection%s go on until they end",
+		 lst->xprt.xp_port, n, n == 1 ? "" : "s");
+}
+
+void
+lst_last_conn_gone(struct svc_rdma_listener *lst)
+{
+	shim_log(SHIM_LOG_DEBUG,
+		 "server: the last RDMA connection of the closed listener on port %u is gone",
+		 lst->xprt.xp_port);
 	xprt_unregister(&lst->xprt);
 	lst_free(lst);
 }

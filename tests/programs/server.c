@@ -519,6 +519,7 @@ usage(void)
 	fprintf(stderr,
 		"usage: %s [-p PORT [-a ADDR] [-m tli|tcp]] [-P PROG] [-r FILE]\n"
 		"       [-L LOOP] [-X OFF] [-D 1|2] [-W N] [-u] [-f] [-x CMD] [-T N[,MS[,P]]]\n"
+		"       [-K N]\n"
 		"  -p PORT   listen on this TCP port, no rpcbind registration\n"
 		"            (0: any free port, reported in the ready file)\n"
 		"  -a ADDR   numeric bind address for -p (default 0.0.0.0; with a colon: IPv6)\n"
@@ -544,6 +545,9 @@ usage(void)
 		"            it MS milliseconds (default 5) after the dispatch returned;\n"
 		"            calls of procedure P are never answered, as batched calls\n"
 		"            are not (not with -u, -f or -W)\n"
+		"  -K N      after answering the Nth call, destroy the listener\n"
+		"            (svc_destroy) and go on serving the connections it\n"
+		"            accepted (needs -p; not with -T or -W)\n"
 		"SIGTERM or SIGINT stop the server; it then exits 0.\n",
 		progname, RPCTEST_PROG, RPCTEST_VERS);
 	exit(EX_USAGE);
@@ -641,7 +645,7 @@ main(int argc, char **argv)
 	int status;
 	int opt;
 
-	while ((opt = getopt(argc, argv, "p:a:m:P:r:X:L:D:W:ufx:T:")) != -1) {
+	while ((opt = getopt(argc, argv, "p:a:m:P:r:X:L:D:W:ufx:T:K:")) != -1) {
 		switch (opt) {
 		case 'p':
 			port = (unsigned int)parse_number(optarg, 65535);
@@ -690,6 +694,11 @@ main(int argc, char **argv)
 			break;
 		case 'x':
 			proc.spawn = optarg;
+			break;
+		case 'K':
+			proc.close_after = parse_number(optarg, ULONG_MAX);
+			if (!proc.close_after)
+				usage();
 			break;
 		case 'T': {
 			char *ms = strchr(optarg, ',');
@@ -742,6 +751,10 @@ main(int argc, char **argv)
 		fprintf(stderr, "%s: -T goes without -u, -f and -W\n", progname);
 		usage();
 	}
+	if (proc.close_after && (mode == MODE_CREATE || defer_threads || proc.workers)) {
+		fprintf(stderr, "%s: -K needs -p and goes without -T and -W\n", progname);
+		usage();
+	}
 	if (defer_threads)
 		serve_dispatch = defer_dispatch;
 	if (!addr)
@@ -775,6 +788,7 @@ main(int argc, char **argv)
 		xprt = create_fixed(mode, addr, port, prog, &ready_port);
 		if (!xprt)
 			return 1;
+		proc.listener = xprt;
 		fprintf(stderr, "%s: program 0x%lx listening on %s port %u (%s)\n",
 			progname, (unsigned long)prog, addr, ready_port,
 			mode == MODE_TCP ? "svctcp_create" : "svc_tli_create");
@@ -792,7 +806,8 @@ main(int argc, char **argv)
 
 	if (mode == MODE_CREATE)
 		svc_unreg(prog, RPCTEST_VERS);
-	if (xprt)
-		svc_destroy(xprt);
+	/* -K may have destroyed it already. */
+	if (proc.listener)
+		svc_destroy(proc.listener);
 	return status;
 }

@@ -21,13 +21,16 @@ struct proc_options {
 	bool switch_ids;	/* -u: each call as the caller's uid/gid */
 	bool fork_per_call;	/* -f: a child tries to reply, then the parent */
 	const char *spawn;	/* -x: command for system()/popen()/fork+exec */
+	unsigned long close_after; /* -K: destroy the listener after this call */
+	SVCXPRT *listener;	/* -p's transport; NULL once destroyed */
 };
 
 extern struct proc_options proc;
 
 /*
  * The dispatch function registered for the program: rpctest_prog_1 under
- * the caller's identity (-u), after a child tried to answer (-f).
+ * the caller's identity (-u), after a child tried to answer (-f); then,
+ * after the -K'th call, svc_destroy of the listener.
  */
 void dispatch(struct svc_req *rq, SVCXPRT *xprt);
 

@@ -162,6 +162,12 @@ dispatch(struct svc_req *rq, SVCXPRT *xprt)
 	rpctest_prog_1(rq, xprt);
 	if (proc.switch_ids)
 		ids_leave();
+	if (proc.close_after && --proc.close_after == 0 && proc.listener) {
+		/* As a server that stops taking clients and serves its own. */
+		svc_destroy(proc.listener);
+		proc.listener = NULL;
+		fprintf(stderr, "%s: listener destroyed\n", progname);
+	}
 }
 
 /* --- daemon (-D) ------------------------------------------------------- */

@@ -168,3 +168,51 @@ _client_qp_or_gone() {
 	assert_line --regexp '^source 3000: RPC: (Unable to receive|Timed out)'
 	((ms < 15000)) || fail "the client gave up $ms ms after the server died, with a 10 s timeout"
 }
+
+# rdma_cm_fds PID: the process's descriptors open on the RDMA-CM device
+# (an event channel each).
+rdma_cm_fds() {
+	local n=0 f
+	for f in /proc/"$1"/fd/*; do
+		[[ $(readlink "$f" 2>/dev/null) != /dev/infiniband/rdma_cm ]] || n=$((n + 1))
+	done
+	echo "$n"
+}
+
+@test "a server that destroys its listener serves the RDMA connections it accepted to their end, as libtirpc does TCP's; new clients are refused" {
+	local port
+	# libtirpc's own behaviour first: a TCP connection outlives the
+	# rendezvous that accepted it.
+	port=$(free_port)
+	start_server -m tli -a "$RXE_ADDR" -p "$port" -K 3
+	client -m tli -h "$RXE_ADDR" -p "$port" -o "$OPS" -s "$SIZES"
+	assert_client_ran "$OPS" "$SIZES"
+	grep -q "listener destroyed" "$SERVER_LOG" || fail "the server did not destroy its listener: $(cat "$SERVER_LOG")"
+	stop_server
+
+	port=$(free_port)
+	start_server --shim -m tli -a "$RXE_ADDR" -p "$port" -K 3
+	# One CLIENT, one connection, require-rdma: the listener goes after
+	# its third call, and the other calls go on over the same connection
+	# (a new one would be refused).
+	client --rdma -m tli -h "$RXE_ADDR" -p "$port" -o "$OPS" -s "$SIZES"
+	assert_client_ran "$OPS" "$SIZES"
+	assert_shim_line client "$RXE_ADDR" "$port" RDMA
+	grep -q "listener destroyed" "$SERVER_LOG" || fail "the server did not destroy its listener: $(cat "$SERVER_LOG")"
+	grep -q "RDMA listener on port $port closed with its TCP rendezvous; its 1 connection go on" "$SERVER_LOG" ||
+		fail "no line about the closed listener: $(cat "$SERVER_LOG")"
+
+	# The connection ended with its client; the listener went with it:
+	# no queue pair, no RDMA-CM channel left.
+	wait_qps rpctest-server 0 15
+	wait_until 15 "the server without RDMA-CM channels" eval '(($(rdma_cm_fds "$SERVER_PID") == 0))'
+
+	# New clients find neither an RDMA nor a TCP listener, at once.
+	client --rdma -m tli -h "$RXE_ADDR" -p "$port" -o null -t 5
+	assert_failure
+	assert_shim_line --comm rpctest-client required "$RXE_ADDR" "$port" 'refused by the peer$'
+	client -m tli -h "$RXE_ADDR" -p "$port" -o null -t 5
+	assert_failure
+	kill -0 "$SERVER_PID" || fail "the server ended"
+	stop_server
+}
