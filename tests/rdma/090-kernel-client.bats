@@ -398,3 +398,33 @@ per_user_here() {
 	refute_log "$SERVER_LOG" "defer_wait|not sent|svc_sendreply"
 	nfs_finish
 }
+
+# A server that stops taking clients (it destroys its listener) and goes
+# on serving those it has, as libtirpc serves the TCP connections a
+# destroyed rendezvous accepted: the kernel's mount keeps its RDMA
+# connection, and a new mount finds no listener.
+@test "rdma: the server destroys its listener (-K): the kernel's mount goes on over its connection, every byte right; a new mount is refused" {
+	local FILE_SIZES="0 1 4097 1048579 8388608" BIG=8388608 FILES_MIN_CALLS=40
+	nfs_serve -K
+	nfs_mount rdma
+	[[ $(mount_xprt "$MNT") == rdma ]] || fail "$MNT is not over rdma"
+	W=$MNT/rw
+	SW=$NFS_OWN_EXPORT/rw
+	mkdir "$W"
+	kill -USR2 "$SERVER_PID"
+	# The first call after the signal destroys it (touch: a SETATTR each;
+	# killed if the server stops answering, as the mount is hard).
+	wait_until 20 "the server's listener destroyed and a call answered after it" eval \
+		'timeout -s KILL 5 touch "$W/after-close" && grep -q "listener destroyed" "$SERVER_LOG"'
+	_alive "$SERVER_PID" || fail "nfstest-server ended when it destroyed its listener: $(tail -n 5 "$SERVER_LOG")"
+	assert_log "$SERVER_LOG" "server: RDMA listener on port $NFS_PORT closed with its TCP rendezvous; its [0-9]+ connections? go on until they end"
+	files_here rdma
+	assert_kernel_rdma_connection
+
+	run timeout "$NFS_MOUNT_TIMEOUT" mount -t nfs \
+		-o "$NFS_MOUNT_OPTS,proto=rdma,port=$NFS_PORT,mountport=$NFS_PORT,retry=0" \
+		"$RXE_ADDR:/" "$NFS_OWN_MNT/tcp"
+	((status != 0)) || { NFS_MOUNTS+=("$NFS_OWN_MNT/tcp"); fail "a new mount succeeded after the listener was destroyed"; }
+	((status != 124)) || fail "the new mount hung for ${NFS_MOUNT_TIMEOUT} s instead of failing"
+	nfs_finish
+}

@@ -11,7 +11,8 @@
  * svc_getreqset() (-L).  With -u each request runs under the caller's
  * AUTH_SYS identity (setgroups, setegid, seteuid, and back to root once
  * the reply is sent); -D daemonizes and -W pre-forks workers once the
- * transports exist.  The dispatch functions are rpcgen's (-M -m); the
+ * transports exist; with -K, SIGUSR2 makes it destroy its listener and
+ * serve on the connections it has.  The dispatch functions are rpcgen's (-M -m); the
  * procedures are in nfs_proc.c, nfs_dir.c and mount_proc.c.
  */
 #include <arpa/inet.h>
@@ -137,9 +138,28 @@ ids_init(void)
 	return 0;
 }
 
+/*
+ * -K: on SIGUSR2 the listener is destroyed before the next call, as by a
+ * server that stops taking clients and finishes with those it has.
+ */
+static bool close_on_usr2;
+static SVCXPRT *listener;
+static atomic_int close_asked;
+
+static void
+close_listener_if_asked(void)
+{
+	if (!listener || !atomic_load(&close_asked))
+		return;
+	svc_destroy(listener);
+	listener = NULL;
+	fprintf(stderr, "%s: listener destroyed\n", PROGNAME);
+}
+
 static void
 serve(struct svc_req *rq, SVCXPRT *xprt, void (*program)(struct svc_req *, SVCXPRT *))
 {
+	close_listener_if_asked();
 	if (ids_enter(rq))
 		program(rq, xprt);	/* decodes, runs, replies, frees */
 	else
@@ -150,10 +170,12 @@ serve(struct svc_req *rq, SVCXPRT *xprt, void (*program)(struct svc_req *, SVCXP
 static void
 nfs_dispatch(struct svc_req *rq, SVCXPRT *xprt)
 {
-	if (defer_threads)
+	if (defer_threads) {
+		close_listener_if_asked();
 		nfs_defer_dispatch(rq, xprt);	/* nfs_defer.c */
-	else
+	} else {
 		serve(rq, xprt, nfs_program_3);
+	}
 }
 
 static void
@@ -257,6 +279,7 @@ create_transports(const char *addr, bool have_port, unsigned int port, unsigned 
 		svc_destroy(xprt);
 		return -1;
 	}
+	listener = xprt;
 	return 0;
 }
 
@@ -309,8 +332,15 @@ stopper(void *arg)
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
-	if (sigwait(&set, &sig) != 0)
-		return NULL;
+	if (close_on_usr2)
+		sigaddset(&set, SIGUSR2);
+	for (;;) {
+		if (sigwait(&set, &sig) != 0)
+			return NULL;
+		if (sig != SIGUSR2)
+			break;
+		atomic_store(&close_asked, 1);
+	}
 	atomic_store(&stop_signal, sig);
 	while (!atomic_load(&loop_returned)) {
 		svc_exit();
@@ -440,7 +470,7 @@ usage(void)
 {
 	fprintf(stderr,
 		"usage: %s -d DIR [-p PORT [-a ADDR]] [-r FILE] [-L svc_run|poll|select]\n"
-		"       [-u] [-U UID[:GID]] [-D] [-W N] [-T N]\n"
+		"       [-u] [-U UID[:GID]] [-D] [-W N] [-T N] [-K]\n"
 		"  -d DIR    the directory to serve, exported as \"/\"\n"
 		"  -p PORT   NFS and MOUNT on this TCP port (svc_tli_create, no rpcbind;\n"
 		"            0: any free port, reported in the ready file); without -p:\n"
@@ -457,6 +487,9 @@ usage(void)
 		"  -W N      pre-fork N worker processes (1-%d) that all serve (with -p)\n"
 		"  -T N      N worker threads (1-64) run the NFS calls and reply after\n"
 		"            the dispatch returned (not with -u)\n"
+		"  -K        on SIGUSR2, destroy the listener (svc_destroy) before the\n"
+		"            next call and serve on the connections it accepted (with -p,\n"
+		"            not with -W)\n"
 		"SIGTERM or SIGINT stop the server; it then exits 0.\n",
 		PROGNAME, MAX_WORKERS);
 	exit(EX_USAGE);
@@ -513,7 +546,7 @@ main(int argc, char **argv)
 	int workers = 0, status, opt;
 	struct sigaction sa;
 
-	while ((opt = getopt(argc, argv, "d:p:a:r:L:uU:DW:T:h")) != -1) {
+	while ((opt = getopt(argc, argv, "d:p:a:r:L:uU:DW:T:Kh")) != -1) {
 		switch (opt) {
 		case 'd':
 			dir = optarg;
@@ -557,6 +590,9 @@ main(int argc, char **argv)
 			if (defer_threads < 1)
 				usage();
 			break;
+		case 'K':
+			close_on_usr2 = true;
+			break;
 		default:
 			usage();
 		}
@@ -569,6 +605,10 @@ main(int argc, char **argv)
 	}
 	if (workers && !have_port) {
 		fprintf(stderr, "%s: -W needs -p (the workers share its listening socket)\n", PROGNAME);
+		usage();
+	}
+	if (close_on_usr2 && (!have_port || workers)) {
+		fprintf(stderr, "%s: -K needs -p and goes without -W\n", PROGNAME);
 		usage();
 	}
 	if (defer_threads && switch_ids) {
@@ -590,6 +630,8 @@ main(int argc, char **argv)
 	sigaddset(&stop_set, SIGTERM);
 	sigaddset(&stop_set, SIGINT);
 	sigaddset(&stop_set, SIGCHLD);
+	if (close_on_usr2)
+		sigaddset(&stop_set, SIGUSR2);
 	pthread_sigmask(SIG_BLOCK, &stop_set, NULL);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = wake;
