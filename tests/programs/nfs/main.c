@@ -12,8 +12,8 @@
  * AUTH_SYS identity (setgroups, setegid, seteuid, and back to root once
  * the reply is sent); -D daemonizes and -W pre-forks workers once the
  * transports exist; with -K, SIGUSR2 makes it destroy its listener and
- * serve on the connections it has.  The dispatch functions are rpcgen's (-M -m); the
- * procedures are in nfs_proc.c, nfs_dir.c and mount_proc.c.
+ * serve on the connections it has.  The dispatch functions are rpcgen's
+ * (-M -m); the procedures are in nfs_proc.c, nfs_dir.c and mount_proc.c.
  */
 #include <arpa/inet.h>
 #include <errno.h>
