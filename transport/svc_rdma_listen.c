@@ -490,8 +490,8 @@ tcp_destroyed(SVCXPRT *tcp_xprt, void *arg)
 	if (!lst->stats_own)
 		lst->stats = NULL;
 	shim_log(SHIM_LOG_INFO,
-		 "server: RDMA listener on port %u closed with its TCP rendezvous; its %u connection%s go on until they end",
-		 lst->xprt.xp_port, n, n == 1 ? "" : "s");
+		 "server: RDMA listener on port %u closed with its TCP rendezvous; the connections it accepted (%u) are served until they end",
+		 lst->xprt.xp_port, n);
 }
 
 void
