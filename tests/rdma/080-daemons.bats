@@ -334,6 +334,11 @@ daemonized() {
 	stop_server
 }
 
+# Tagged sanitizer-fork: the sanitizer runs in the VM (tools/check) leave it
+# out.  GCC 12's ASan and TSan allocators keep a size class's lock across
+# fork(), so a child forked while another thread allocates can block in
+# its first malloc, in the runtime, not in the shim.
+# bats test_tags=sanitizer-fork
 @test "a child that uses an inherited CLIENT or SVCXPRT gets a clean RPC error; children of a busy multi-threaded client make their own RDMA clients" {
 	local port
 	port=$(free_port)
