@@ -6,6 +6,7 @@
 #   RPCRDMA_TEST_SHIM_LIB   absolute path of the built librpcrdma_shim.so
 #   RPCTEST_BIN_DIR    directory holding rpctest-server and rpctest-client
 #   RPCTEST_PROBE_LIB  the test probe library (tests/programs/probe.c)
+#   RPCTEST_SIGTICK_LIB  the interval-timer fixture (tests/programs/sigtick.c)
 #   RPCRDMA_SRC_DIR    source tree
 #   RPCRDMA_BUILD_DIR  build tree
 # When bats is run by hand, they default to the build tree bats runs from
@@ -48,7 +49,9 @@ fi
 : "${RPCTEST_BIN_DIR:=$RPCRDMA_BUILD_DIR/tests/programs}"
 : "${RPCRDMA_TEST_SHIM_LIB:=$RPCRDMA_BUILD_DIR/shim/librpcrdma_shim.so}"
 : "${RPCTEST_PROBE_LIB:=$RPCTEST_BIN_DIR/librpctest_probe.so}"
+: "${RPCTEST_SIGTICK_LIB:=$RPCTEST_BIN_DIR/librpctest_sigtick.so}"
 export RPCRDMA_SRC_DIR RPCRDMA_BUILD_DIR RPCTEST_BIN_DIR RPCRDMA_TEST_SHIM_LIB RPCTEST_PROBE_LIB
+export RPCTEST_SIGTICK_LIB
 
 RPCTEST_SERVER=$RPCTEST_BIN_DIR/rpctest-server
 RPCTEST_CLIENT=$RPCTEST_BIN_DIR/rpctest-client
@@ -675,6 +678,19 @@ refute_log() {
 	! grep -qE -- "$2" "$1" ||
 		fail "a line matching '$2' in $1:
 $(grep -E -- "$2" "$1")"
+}
+
+# assert_ticked FILE|-: the count the sigtick fixture printed at exit (in
+# FILE, or in $output with -) is at least 100: its signals did come.
+assert_ticked() {
+	local n
+	if [[ $1 == - ]]; then
+		n=$(sed -n 's/^rpctest-sigtick: \([0-9]*\) signals$/\1/p' <<<"$output")
+	else
+		n=$(sed -n 's/^rpctest-sigtick: \([0-9]*\) signals$/\1/p' "$1")
+	fi
+	[[ -n $n ]] || fail "no signal count from the sigtick fixture in ${1/#-/the output}"
+	((n >= 100)) || fail "only $n signals came"
 }
 
 # count_log FILE REGEX: how many lines match.

@@ -147,6 +147,31 @@ daemonized() {
 
 # --- 2. pre-forked workers ----------------------------------------------------
 
+@test "an interval timer's SIGALRM every millisecond, without SA_RESTART, in the server and its clients: the connects, every size and threads sharing a CLIENT go on over RDMA" {
+	[[ -f $RPCTEST_SIGTICK_LIB ]] || fail "$RPCTEST_SIGTICK_LIB is missing: build first"
+	local port tick=(--preload "$RPCTEST_SIGTICK_LIB" --env RPCTEST_SIGTICK_US=1000)
+	port=$(free_port)
+	# poll_us 0: every wait sleeps (poll(), condition variables), where a
+	# signal finds it; the threads' client polls as by default.
+	start_server --shim "${tick[@]}" --env RPCRDMA_SHIM_POLL_US=0 -m tli -a "$RXE_ADDR" -p "$port"
+	local pid=$SERVER_PID log=$SERVER_LOG
+	# Each client connects, and upgrades, with the ticks already coming.
+	client --rdma "${tick[@]}" --env RPCRDMA_SHIM_POLL_US=0 -m tli -h "$RXE_ADDR" -p "$port" \
+		-o "$ALL_OPS" -s "$ALL_SIZES" -c 3
+	assert_success
+	assert_line --regexp '^whoami .* netid=rdma '
+	assert_ticked -
+	client --rdma "${tick[@]}" -m tli -h "$RXE_ADDR" -p "$port" -T 4 \
+		-o null,echo -s 0,3000,200K -c 25
+	assert_success
+	assert_line "threads 4: every reply to its caller"
+	assert_ticked -
+	# svc_run's poll() took them as well, and served on.
+	stop_server "$pid"
+	assert_ticked "$log"
+	refute_log "$log" "svc_run returned unexpectedly|warning"
+}
+
 @test "pre-forked workers: one worker takes the RDMA listener over, every client is served over RDMA, none waits" {
 	local port
 	port=$(free_port)

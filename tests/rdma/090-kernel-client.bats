@@ -399,6 +399,29 @@ per_user_here() {
 	nfs_finish
 }
 
+# A server with an interval timer (SIGALRM every millisecond, a handler
+# installed without SA_RESTART: tests/programs/sigtick.c), as daemons
+# have for their housekeeping, and poll_us 0, so that its waits sleep
+# where the signals find them: svc_run's poll(), the Read chunks' pull,
+# the Sends' completions.
+@test "rdma: a timer's SIGALRM every millisecond in the server: files of 0 B to 8 MiB both ways, 4 readers and 4 writers, every byte right" {
+	[[ -f $RPCTEST_SIGTICK_LIB ]] || fail "$RPCTEST_SIGTICK_LIB is missing: build first"
+	local FILE_SIZES="0 1 4097 1048579 8388608" BIG=8388608 FILES_MIN_CALLS=40
+	nfs_serve --preload "$RPCTEST_SIGTICK_LIB" --env RPCTEST_SIGTICK_US=1000 \
+		--env RPCRDMA_SHIM_POLL_US=0
+	nfs_mount rdma
+	[[ $(mount_xprt "$MNT") == rdma ]] || fail "$MNT is not over rdma"
+	W=$MNT/rw
+	SW=$NFS_OWN_EXPORT/rw
+	mkdir "$W"
+	files_here rdma
+	concurrent_here rdma
+	assert_kernel_rdma_connection
+	nfs_finish
+	assert_ticked "$SERVER_LOG"
+	refute_log "$SERVER_LOG" "warning|error"
+}
+
 # A server that stops taking clients (it destroys its listener) and goes
 # on serving those it has, as libtirpc serves the TCP connections a
 # destroyed rendezvous accepted: the kernel's mount keeps its RDMA

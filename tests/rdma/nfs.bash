@@ -138,20 +138,26 @@ nfs_run_dir() {
 	chown nobody:nogroup "$NFS_RUN"
 }
 
-# nfs_serve [--root] [--daemon] [server options]: a server of the test's
-# own with the shim, on a fresh tmpfs, RXE_ADDR and a free port; as nobody
-# (ulimit -l 8192, Debian's default) unless --root (the export then is
-# root's, mode 1777).  --daemon: the server detaches (give it -D;
-# daemon.bash); SERVER_PID is then the daemon's.  Stopped in teardown.
-# Sets SERVER_PID, SERVER_LOG, NFS_PORT.
+# nfs_serve [--root] [--daemon] [--preload LIB] [--env NAME=VALUE]
+#           [server options]: a server of the test's own with the shim, on
+# a fresh tmpfs, RXE_ADDR and a free port; as nobody (ulimit -l 8192,
+# Debian's default) unless --root (the export then is root's, mode 1777).
+# --daemon: the server detaches (give it -D; daemon.bash); SERVER_PID is
+# then the daemon's.  --preload: one more library after the shim; --env:
+# one more variable (both repeatable).  Stopped in teardown.  Sets
+# SERVER_PID, SERVER_LOG, NFS_PORT.
 NFS_DAEMON=0
 nfs_serve() {
-	local as_root=0 owner=nobody:nogroup mode=0755
+	local as_root=0 owner=nobody:nogroup mode=0755 preload=$RPCRDMA_TEST_SHIM_LIB
+	local -a envs=()
 	NFS_DAEMON=0
-	while [[ ${1:-} == --root || ${1:-} == --daemon ]]; do
+	while [[ ${1:-} == --* ]]; do
 		case $1 in
 		--root) as_root=1 owner=root:root mode=1777 ;;
 		--daemon) NFS_DAEMON=1 ;;
+		--preload) preload+=":$2"; shift ;;
+		--env) envs+=("$2"); shift ;;
+		*) break ;;
 		esac
 		shift
 	done
@@ -162,7 +168,7 @@ nfs_serve() {
 	NFS_DMESG_LINES=$(dmesg | wc -l)
 
 	NFS_PORT=$(free_port)
-	local -a cmd=(env "LD_PRELOAD=$RPCRDMA_TEST_SHIM_LIB" "$NFSTEST_SERVER"
+	local -a cmd=(env "LD_PRELOAD=$preload" "${envs[@]}" "$NFSTEST_SERVER"
 		-d "$NFS_OWN_EXPORT" -a "$RXE_ADDR" -p "$NFS_PORT" -r "$NFS_RUN/ready" "$@")
 	((as_root)) || cmd=(setpriv --reuid=nobody --regid=nogroup --clear-groups "${cmd[@]}")
 	# Each command execs the next: the pid is the server's.
