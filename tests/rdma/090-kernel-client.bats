@@ -359,17 +359,23 @@ per_user_here() {
 	assert_kernel_rdma_connection
 }
 
+# own_rdma_dir: the kernel mounts the test's own server (nfs_serve) over
+# RDMA; W is a new directory through the mount, SW the same on the export.
+own_rdma_dir() {
+	nfs_mount rdma
+	[[ $(mount_xprt "$MNT") == rdma ]] || fail "$MNT is not over rdma"
+	W=$MNT/rw
+	SW=$NFS_OWN_EXPORT/rw
+	mkdir "$W"
+}
+
 # The server as a file server runs: as root, detached once its transports
 # exist, each request under its caller's identity.  The kernel mounts it
 # over RDMA and the read/write tests above pass against it.
 @test "rdma: the server as a daemon (-D) with -u: files of 0 B to 64 MiB both ways, 4 readers and 4 writers, each file its caller's" {
 	nfs_serve --root --daemon -u -D
-	nfs_mount rdma
-	[[ $(mount_xprt "$MNT") == rdma ]] || fail "$MNT is not over rdma"
+	own_rdma_dir
 	assert_log "$SERVER_LOG" "^rpcrdma-shim\\[nfstest-server:$SERVER_PID\\]: server: RDMA listener on port $NFS_PORT taken over after fork\\(\\)\$"
-	W=$MNT/rw
-	SW=$NFS_OWN_EXPORT/rw
-	mkdir "$W"
 	files_here rdma
 	concurrent_here rdma
 	per_user_here
@@ -387,11 +393,7 @@ per_user_here() {
 @test "rdma: the server answering from worker threads (-T 4): files of 0 B to 8 MiB both ways, 4 readers and 4 writers, every byte right" {
 	local FILE_SIZES="0 1 4097 1048579 8388608" BIG=8388608 FILES_MIN_CALLS=40
 	nfs_serve -T 4
-	nfs_mount rdma
-	[[ $(mount_xprt "$MNT") == rdma ]] || fail "$MNT is not over rdma"
-	W=$MNT/rw
-	SW=$NFS_OWN_EXPORT/rw
-	mkdir "$W"
+	own_rdma_dir
 	files_here rdma
 	concurrent_here rdma
 	assert_kernel_rdma_connection
@@ -409,11 +411,7 @@ per_user_here() {
 	local FILE_SIZES="0 1 4097 1048579 8388608" BIG=8388608 FILES_MIN_CALLS=40
 	nfs_serve --preload "$RPCTEST_SIGTICK_LIB" --env RPCTEST_SIGTICK_US=1000 \
 		--env RPCRDMA_SHIM_POLL_US=0
-	nfs_mount rdma
-	[[ $(mount_xprt "$MNT") == rdma ]] || fail "$MNT is not over rdma"
-	W=$MNT/rw
-	SW=$NFS_OWN_EXPORT/rw
-	mkdir "$W"
+	own_rdma_dir
 	files_here rdma
 	concurrent_here rdma
 	assert_kernel_rdma_connection
@@ -429,11 +427,7 @@ per_user_here() {
 @test "rdma: the server destroys its listener (-K): the kernel's mount goes on over its connection, every byte right; a new mount is refused" {
 	local FILE_SIZES="0 1 4097 1048579 8388608" BIG=8388608 FILES_MIN_CALLS=40
 	nfs_serve -K
-	nfs_mount rdma
-	[[ $(mount_xprt "$MNT") == rdma ]] || fail "$MNT is not over rdma"
-	W=$MNT/rw
-	SW=$NFS_OWN_EXPORT/rw
-	mkdir "$W"
+	own_rdma_dir
 	kill -USR2 "$SERVER_PID"
 	# The first call after the signal destroys it (touch: a SETATTR each;
 	# killed if the server stops answering, as the mount is hard).
