@@ -145,8 +145,6 @@ daemonized() {
 	stop_daemon "$pid" "$log" rpctest-server
 }
 
-# --- 2. pre-forked workers ----------------------------------------------------
-
 @test "an interval timer's SIGALRM every millisecond, without SA_RESTART, in the server and its clients: the connects, every size and threads sharing a CLIENT go on over RDMA" {
 	[[ -f $RPCTEST_SIGTICK_LIB ]] || fail "$RPCTEST_SIGTICK_LIB is missing: build first"
 	local port tick=(--preload "$RPCTEST_SIGTICK_LIB" --env RPCTEST_SIGTICK_US=1000)
@@ -171,6 +169,8 @@ daemonized() {
 	assert_ticked "$log"
 	refute_log "$log" "svc_run returned unexpectedly|warning"
 }
+
+# --- 2. pre-forked workers ----------------------------------------------------
 
 @test "pre-forked workers: one worker takes the RDMA listener over, every client is served over RDMA, none waits" {
 	local port
