@@ -12,7 +12,7 @@
  * fit inline (s5.3.3), a Write chunk only for an eligible result
  * (s5.3.2), both in segments the peer accepts.  A server that refuses
  * the segments (ERR_CHUNK before running the call, as Linux before 5.11
- * does above 1 MiB) gets smaller ones from then on, and the call again
+ * does above about 1 MiB) gets smaller ones from then on, and the call again
  * when its reply cannot have been the cause (ct_reply_error).  Chunk
  * memory comes from the pool for the call and goes back after it
  * (ct_slots_idle).

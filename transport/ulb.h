@@ -99,14 +99,17 @@ struct ulb_chunks {
 };
 
 /*
- * Linux svcrdma before 5.11 answers ERR_CHUNK to a Reply chunk segment
- * above (RPCSVC_MAXPAGES + 2) pages and a Write chunk segment above
- * RPCSVC_MAXPAGES pages (1 MiB + 16 KiB and 1 MiB + 12 KiB with 4 KiB
- * pages): segments of 1 MiB pass both.  At most ULB_CHUNK_SEGS segments
- * per chunk (the Linux client's own bound): a larger chunk gets larger
- * segments, in multiples of 4 KiB.
+ * Linux svcrdma before 5.11 answers ERR_CHUNK to a Read or Reply chunk
+ * segment above (RPCSVC_MAXPAGES + 2) pages and a Write chunk segment
+ * above RPCSVC_MAXPAGES pages (259 pages: 1 MiB + 20 KiB and 1 MiB + 12
+ * KiB with 4 KiB pages): segments of 1 MiB + 12 KiB pass both.  So the
+ * Reply chunk a call offers for results of unknown size (max_reply, 1
+ * MiB by default, and room for the RPC header) is one segment, not two,
+ * and 16 octets more of the call fit inline.  At most ULB_CHUNK_SEGS
+ * segments per chunk (the Linux client's own bound): a larger chunk gets
+ * larger segments, in multiples of 4 KiB.
  */
-#define ULB_SEG_MAX ((uint32_t)1 << 20)
+#define ULB_SEG_MAX ((uint32_t)259 << 12)
 #define ULB_SEG_MIN ((uint32_t)64 << 10)
 #define ULB_CHUNK_SEGS 16u
 

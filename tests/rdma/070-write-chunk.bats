@@ -166,10 +166,13 @@ assert_moved() {
 	await_hold 25
 	a=$CLIENT_PID
 	server_caught_up "$a"
-	# The same without remote invalidation.
+	# The same without remote invalidation, and ECHO.  ECHO and SINK of
+	# 4000 octets are the largest calls that fit: 4096 octets with the
+	# Version Two header (52 octets with the Reply chunk of max_reply, one
+	# segment), the RPC header (40) and the opaque's length.
 	start_client_bg --rdma --env RPCRDMA_SHIM_REMOTE_INVALIDATE=no -m tli -h "$RXE_ADDR" -p "$port" \
-		-o null,sink -s 100,1000 -c 5 -q -H
-	await_hold 15
+		-o null,sink,echo -s 100,1000,4000 -c 5 -q -H
+	await_hold 35
 	b=$CLIENT_PID
 	server_caught_up "$b"
 
@@ -179,9 +182,11 @@ assert_moved() {
 	assert_st "$a.client.transport" rdma
 	assert_st "$b.client.transport" rdma
 	assert_st "$SERVER_PID.server.$aport.calls" 25
-	assert_st "$SERVER_PID.server.$bport.calls" 15
+	assert_st "$SERVER_PID.server.$bport.calls" 35
 	assert_st "$a.client.long_out" 0
 	assert_st "$a.client.long_in" 0
+	assert_st "$b.client.long_out" 0
+	assert_st "$b.client.long_in" 0
 	# Remote invalidation on: every SINK reply invalidated the call's Reply
 	# chunk.  NULL (xdr_void results, a reply that is a header) and DIGEST
 	# (xdr_u_quad_t: a header and eight octets) offer none.

@@ -89,22 +89,23 @@ require_kernel_nfsd() {
 	require_peer
 	start_peer -a "$RXE_ADDR" -p 0 --connections 1 --old-kernel accept
 	# Calls and replies over 1 MiB: Read, Write and Reply chunks of
-	# several segments, none over 1 MiB.  The Write chunk takes ECHO's and
-	# SOURCE's data, as those kernels place any page data in it; SINK's
-	# reply is small, NULL's empty.
+	# several segments, none over RPCSVC_MAXPAGES pages (1 MiB + 12 KiB).
+	# The Write chunk takes ECHO's and SOURCE's data, as those kernels
+	# place any page data in it; SINK's reply is small, NULL's empty.
 	client --rdma --env RPCRDMA_SHIM_MAX_REPLY=2M --env RPCRDMA_SHIM_WRITE_CHUNK=1100K \
 		-m tli -h "$RXE_ADDR" -p "$PEER_PORT" -o null,echo,sink,source \
-		-s 1,100,4000,64K,1M+3
-	assert_client_ran null,echo,sink,source 1,100,4000,64K,1M+3
+		-s 1,100,4000,64K,1M+3,1040K+3
+	assert_client_ran null,echo,sink,source 1,100,4000,64K,1M+3,1040K+3
 	wait_peer
 	assert_peer_ok
 	assert_line --regexp '^summary .* err_chunks=0 '
 	refute_line --regexp '^err_chunk='
-	# Chunks were offered and used: a Reply chunk of 3 segments (2 MiB +
-	# 4 KiB), the Write chunk in two, a long call's Read chunk in two,
-	# and the results placed.
-	assert_line --regexp '^call .* reads=2 writes=1 reply_chunk=3:2101248 '
+	# Chunks were offered and used: a Reply chunk of 2 segments (2 MiB +
+	# 4 KiB), the Write chunk in two, a long call's Read chunk in two
+	# (above 1 MiB + 12 KiB), and the results placed.
+	assert_line --regexp '^call .* reads=2 writes=1 reply_chunk=2:2101248 '
 	assert_line --regexp '^reply .* write_chunk_used=1048579$'
+	assert_line --regexp '^reply .* write_chunk_used=1064963$'
 }
 
 @test "a server refusing segments over 256 KiB: later calls go in segments it takes; no call is sent twice" {
@@ -117,11 +118,11 @@ require_kernel_nfsd() {
 	# chunk of max_reply.  An ERR_CHUNK to it may also mean "the reply
 	# did not fit, the call ran" (RFC 8166 s5.5.3): the call fails and is
 	# not sent again, and the peer gets smaller segments from then on.
-	# 1 MiB segments refused, then 512 KiB: two calls fail, every later
-	# one goes with 256 KiB.
+	# The Reply chunk's one segment (1 MiB + 4 KiB) refused, then 512
+	# KiB ones: two calls fail, every later one goes with 256 KiB.
 	assert_line "echo 100: RPC: Unable to receive; errno = Message too long"
 	assert_line "echo 65536: RPC: Unable to receive; errno = Message too long"
-	assert_line --regexp "client: server answered RDMA_ERROR \(BADHEADER\) to xid 0x[0-9a-f]+: .* segments of 1048576 octets refused give this; the call is not sent again \(the server may have run it\), later calls use segments of at most 524288$"
+	assert_line --regexp "client: server answered RDMA_ERROR \(BADHEADER\) to xid 0x[0-9a-f]+: .* segments of 1052672 octets refused give this; the call is not sent again \(the server may have run it\), later calls use segments of at most 524288$"
 	assert_line --regexp "client: server answered RDMA_ERROR \(BADHEADER\) to xid 0x[0-9a-f]+: .* segments of 524288 octets refused give this; the call is not sent again \(the server may have run it\), later calls use segments of at most 262144$"
 	refute_line --partial "sending it again"
 	assert_line "echo 1048579 ok"

@@ -15,8 +15,9 @@
 #include "rpcrdma_neg.h"
 #include "xdr_grow.h"
 
-/* poll_us of the clients made next. */
+/* poll_us and max_reply of the clients made next. */
 static unsigned int poll_us;
+static uint64_t max_reply = 64 << 10;
 
 /*
  * A client on descriptor fd (-1: none) whose calls offer a Write chunk of
@@ -32,7 +33,7 @@ make_client_fd(int fd, unsigned int credits, uint32_t send_max,
 		.inline_recv = 4096,
 		.credits = credits,
 		.connect_timeout_ms = 1000,
-		.max_reply = 64 << 10,
+		.max_reply = max_reply,
 		.write_chunk = write_chunk,
 		.remote_inv = true,
 		.poll_us = poll_us,

@@ -43,6 +43,7 @@ struct fake_server {
 	unsigned int nheld;
 	uint32_t xid[F_CALLS];		/* every call's XID ... */
 	uint32_t reply_key[F_CALLS];	/* ... the key of its Reply chunk ... */
+	uint8_t reply_segs[F_CALLS];	/* ... that chunk's segments ... */
 	uint32_t read_key[F_CALLS];	/* ... and of its Read chunk, or 0 */
 	bool late_error;		/* after the next reply: RDMA_ERROR to held[0] */
 	unsigned int err_chunks;	/* the next calls get ERR_CHUNK (BADHEADER) */

@@ -343,6 +343,7 @@ srv_on_call(struct ep *ep, const struct ibv_sge *sge, int nsge)
 		srv.max_inflight = srv.inflight;
 	srv.xid[c] = h.xid;
 	srv.reply_key[c] = h.has_reply ? h.reply[0].handle : 0;
+	srv.reply_segs[c] = h.has_reply ? (uint8_t)h.nreply : 0;
 	srv.read_key[c] = h.nreads ? h.reads[0].target.handle : 0;
 	/* The Read chunk is pulled now: its memory must be reachable. */
 	if (h.nreads && !key_bound(h.reads[0].target.handle))

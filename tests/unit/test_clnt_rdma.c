@@ -133,6 +133,46 @@ test_void_results(void)
 	destroy_client(cl);
 }
 
+/*
+ * Results of unknown size with the default max_reply (1 MiB): the Reply
+ * chunk of max_reply and room for the RPC header is one segment (under
+ * what Linux svcrdma before 5.11 takes, ulb.h), so the Version One call
+ * header is 48 octets and a call of the inline threshold, header
+ * included, goes inline; four octets more make it a Long Call (s4.5.3).
+ */
+static void
+test_default_reply_chunk(void)
+{
+	struct timeval tv = { .tv_sec = 5 };
+	/* RPC call header (AUTH_NONE): 40 octets; the opaque's length: 4. */
+	struct opaque_res arg = { .len = 4096 - 48 - 40 - 4 };
+	CLIENT *cl;
+	unsigned int c;
+
+	max_reply = 1 << 20;
+	cl = make_client(4, 4096);
+	max_reply = 64 << 10;
+	arg.buf = calloc(1, arg.len + 4);
+	srv.credits = 4;
+	c = srv.calls;
+	CHECK_EQ_U(clnt_call(cl, NULLPROC, XDRPROC(xdr_opaque_res), (caddr_t)&arg,
+			     XDRPROC(xdr_unknown_res), NULL, tv),
+		   RPC_SUCCESS, "a call of 4096 octets with its header");
+	CHECK_EQ_U(srv.reply_segs[c], 1, "its Reply chunk of 1 MiB + 4 KiB is one segment");
+	CHECK_EQ_U(srv.read_key[c], 0, "it went inline");
+
+	arg.len += 4;
+	c = srv.calls;
+	CHECK_EQ_U(clnt_call(cl, NULLPROC, XDRPROC(xdr_opaque_res), (caddr_t)&arg,
+			     XDRPROC(xdr_unknown_res), NULL, tv),
+		   RPC_SUCCESS, "a call four octets longer");
+	CHECK(srv.read_key[c] != 0, "it went as a Long Call");
+	CHECK_EQ_U(nbound, 0, "nothing reachable after either");
+	CHECK_EQ_U(violations, 0, "the fake saw no violation");
+	free(arg.buf);
+	destroy_client(cl);
+}
+
 /* Which libtirpc decoders take a known number of octets. */
 static void
 test_results_len(void)
@@ -910,6 +950,7 @@ main(void)
 	test_memory();
 	test_credits();
 	test_void_results();
+	test_default_reply_chunk();
 	test_results_len();
 	test_lost_replies();
 	test_orphans();
