@@ -148,7 +148,7 @@ ct_take_reply(struct ct_rdma *ct, struct ct_slot *slot,
 {
 	struct ct_reply *rep = &slot->rep;
 
-	rep->hdr = ct->ct_hdr;
+	rpcrdma_hdr_copy(&rep->hdr, &ct->ct_hdr);
 	rep->ridx = EP_WRID_IDX(wc->wr_id);
 	rep->rlen = wc->byte_len;
 	/* A malformed reply still completes its call, with an error. */

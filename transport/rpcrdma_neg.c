@@ -57,7 +57,7 @@ void
 rpcrdma2_to_v1(const struct rpcrdma2_hdr *h, struct rpcrdma_hdr *out)
 {
 	/* The list fields; the rest is set below. */
-	*out = h->chunks;
+	rpcrdma_hdr_copy(out, &h->chunks);
 	out->xid = h->xid;
 	out->vers = h->vers;
 	out->credits = h->credits;

@@ -391,6 +391,29 @@ hdr_reset(struct rpcrdma_hdr *hdr)
 	hdr->hdrlen = 0;
 }
 
+void
+rpcrdma_hdr_copy(struct rpcrdma_hdr *dst, const struct rpcrdma_hdr *src)
+{
+	dst->xid = src->xid;
+	dst->vers = src->vers;
+	dst->credits = src->credits;
+	dst->proc = src->proc;
+	dst->nreads = src->nreads;
+	memcpy(dst->reads, src->reads, src->nreads * sizeof(src->reads[0]));
+	dst->nwrites = src->nwrites;
+	memcpy(dst->writes, src->writes,
+	       src->nwrites * sizeof(src->writes[0]));
+	dst->nwsegs = src->nwsegs;
+	memcpy(dst->wsegs, src->wsegs, src->nwsegs * sizeof(src->wsegs[0]));
+	dst->has_reply = src->has_reply;
+	dst->nreply = src->nreply;
+	memcpy(dst->reply, src->reply, src->nreply * sizeof(src->reply[0]));
+	dst->err = src->err;
+	dst->vers_low = src->vers_low;
+	dst->vers_high = src->vers_high;
+	dst->hdrlen = src->hdrlen;
+}
+
 /* RFC 8166 s5.1.4: a prefix, then the body that rdma_proc selects. */
 int
 rpcrdma_hdr_decode(const void *buf, size_t len, struct rpcrdma_hdr *hdr)

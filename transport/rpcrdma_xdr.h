@@ -164,6 +164,14 @@ int rpcrdma_hdr_decode(const void *buf, size_t len, struct rpcrdma_hdr *hdr);
 ssize_t rpcrdma_hdr_encode(void *buf, size_t len, struct rpcrdma_hdr *hdr);
 
 /*
+ * Copy a header: its fixed words and the list entries its counts say are
+ * in use.  The arrays hold every list the limits allow (3.7 KiB); a
+ * header rarely uses more than a few entries, and a structure copy would
+ * move all of them on every message.
+ */
+void rpcrdma_hdr_copy(struct rpcrdma_hdr *dst, const struct rpcrdma_hdr *src);
+
+/*
  * Element encoders, one per XDR item.  Each writes at p, never past end,
  * and returns the position after what it wrote, or NULL when it does not
  * fit.  A NULL p (an earlier step did not fit) gives NULL again, so calls

@@ -18,7 +18,7 @@
 #include "words.h"
 
 static struct guardbuf gb;
-static struct rpcrdma_hdr h_in, h_out, h_again;
+static struct rpcrdma_hdr h_in, h_out, h_again, h_copy;
 
 /*
  * Encode, decode, compare, re-encode; then every truncation of the
@@ -51,6 +51,14 @@ roundtrip(struct rpcrdma_hdr *in, const char *what)
 	n2 = rpcrdma_hdr_encode(again, sizeof(again), &h_out);
 	CHECK(n2 == n && memcmp(buf, again, (size_t)n) == 0,
 	      "%s: re-encodes to the same octets", what);
+
+	/* A copy is the same header, whatever its arrays held before. */
+	memset(&h_copy, 0xa5, sizeof(h_copy));
+	rpcrdma_hdr_copy(&h_copy, &h_out);
+	CHECK(hdr_eq(in, &h_copy) && h_copy.hdrlen == (size_t)n &&
+	      rpcrdma_hdr_encode(again, sizeof(again), &h_copy) == n &&
+	      memcmp(buf, again, (size_t)n) == 0,
+	      "%s: a copy encodes to the same octets", what);
 
 	/* A payload after the header is left alone. */
 	memcpy(buf + n, payload, sizeof(payload));
