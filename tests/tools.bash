@@ -35,6 +35,24 @@ require_jq() {
 
 # The background client is started with start_client_bg (helpers.bash).
 
+# await_holding [CALLS]: the background client (-H) made its calls (CALLS
+# of them, when given) and keeps its CLIENT(s), so that both sides'
+# statistics stay to be read.
+_holding() {
+	grep -qE "^holding after ${1:-[0-9]+} calls\$" "$CLIENT_LOG" || ! _alive "$CLIENT_PID"
+}
+await_holding() {
+	wait_until -q 300 "the client to finish its calls" _holding "${1:-}" ||
+		fail "the client did not finish its calls: $(cat "$CLIENT_LOG")"
+	grep -qE "^holding after ${1:-[0-9]+} calls\$" "$CLIENT_LOG" ||
+		fail "the client ended before holding: $(cat "$CLIENT_LOG")"
+}
+
+# stop_client_bg: SIGTERM the background client (-H holds until then).
+stop_client_bg() {
+	_stop_pid "$CLIENT_PID" || fail "the client did not stop on SIGTERM"
+}
+
 # pause_client / resume_client: stop the background client (SIGSTOP), so
 # that its traffic does not slow down the checks, and let it go on.  A
 # paused client is resumed in tools_teardown.

@@ -60,19 +60,6 @@ setup() {
 
 # --- the statistics of how data moved ------------------------------------------
 
-_held_or_gone() {
-	grep -qx "holding after $1 calls" "$CLIENT_LOG" || ! _alive "$CLIENT_PID"
-}
-
-# await_hold CALLS: the background client (-H) made its CALLS calls and
-# keeps its CLIENT, so that both sides' statistics stay to be read.
-await_hold() {
-	wait_until -q 120 "the client to finish its calls" _held_or_gone "$1" ||
-		fail "the client did not finish $1 calls in 120 s: $(cat "$CLIENT_LOG")"
-	grep -qx "holding after $1 calls" "$CLIENT_LOG" ||
-		fail "the client ended before holding: $(cat "$CLIENT_LOG")"
-}
-
 # chunk_counters PID ROLE [PEER-PORT]: "read write reply send_inv" of the
 # client of PID, or of its server connection from PEER-PORT.
 chunk_counters() {
@@ -120,7 +107,7 @@ assert_moved() {
 	# Send With Invalidate of its call's Reply chunk.
 	start_client_bg --rdma --env RPCRDMA_SHIM_WRITE_CHUNK=32K -m tli -h "$RXE_ADDR" -p "$port" \
 		-o echo -s 16K,64K -c "$n" -q -H
-	await_hold $((2 * n))
+	await_holding $((2 * n))
 	server_caught_up "$CLIENT_PID"
 	stat_json -p "$SERVER_PID" -p "$CLIENT_PID"
 	cport=${ST[$CLIENT_PID.client.local.port]}
@@ -163,7 +150,7 @@ assert_moved() {
 	# SINK offers is never used.  Every message fits the 4K inline threshold.
 	start_client_bg --rdma --env RPCRDMA_SHIM_WRITE_CHUNK=1M -m tli -h "$RXE_ADDR" -p "$port" \
 		-o null,sink,digest -s 100,1000 -c 5 -q -H
-	await_hold 25
+	await_holding 25
 	a=$CLIENT_PID
 	server_caught_up "$a"
 	# The same without remote invalidation, and ECHO.  ECHO and SINK of
@@ -172,7 +159,7 @@ assert_moved() {
 	# segment), the RPC header (40) and the opaque's length.
 	start_client_bg --rdma --env RPCRDMA_SHIM_REMOTE_INVALIDATE=no -m tli -h "$RXE_ADDR" -p "$port" \
 		-o null,sink,echo -s 100,1000,4000 -c 5 -q -H
-	await_hold 35
+	await_holding 35
 	b=$CLIENT_PID
 	server_caught_up "$b"
 

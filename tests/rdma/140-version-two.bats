@@ -29,23 +29,6 @@ setup() {
 	require_jq
 }
 
-# await_holding: the background client made its calls and holds its
-# CLIENT(s) (-H), so that both sides' statistics stay to be read.
-_holding() {
-	grep -qE '^holding after [0-9]+ calls' "$CLIENT_LOG" || ! _alive "$CLIENT_PID"
-}
-await_holding() {
-	wait_until -q 300 "the client to finish its calls" _holding ||
-		fail "the client did not finish: $(cat "$CLIENT_LOG")"
-	grep -qE '^holding after [0-9]+ calls' "$CLIENT_LOG" ||
-		fail "the client ended before holding: $(cat "$CLIENT_LOG")"
-}
-
-# stop_client_bg: SIGTERM the background client (-H holds until then).
-stop_client_bg() {
-	_stop_pid "$CLIENT_PID" || fail "the client did not stop on SIGTERM"
-}
-
 # jq_st PID FILTER: jq FILTER on rpcrdma-stat -j of PID.
 jq_st() {
 	"$RPCRDMA_TEST_STAT" -j -p "$1" | jq -c "$2"
