@@ -71,6 +71,7 @@ struct options {
 	bool hold;
 	unsigned int forks;
 	unsigned int threads;	/* -T: threads sharing the CLIENT */
+	unsigned int pause_ms;	/* -w: between two calls */
 };
 
 /* client.c: the handle, made as -m says (exits on failure); the set once. */

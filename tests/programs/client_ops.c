@@ -3,11 +3,13 @@
  * stub, verifies the reply to the byte and prints its line.  An RPC error
  * exits 1 (unless -k), a reply that does not match exits 2.
  */
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <rpc/rpc.h>
@@ -372,6 +374,15 @@ run_op(CLIENT *clnt, const struct options *o, unsigned int oi, unsigned int si,
 	uint64_t seed = call_seed(iter, op, size);
 	double t = 0;
 
+	if (o->pause_ms && total_calls) {
+		struct timespec ts = {
+			.tv_sec = o->pause_ms / 1000,
+			.tv_nsec = (long)(o->pause_ms % 1000) * 1000000,
+		};
+
+		while (nanosleep(&ts, &ts) && errno == EINTR)
+			;
+	}
 	switch (op) {
 	case OP_NULL:
 		t = do_null(clnt, size, seed);

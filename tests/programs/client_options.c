@@ -18,7 +18,7 @@ usage(void)
 		"usage: %s [-h HOST] [-m create|tp|tli|tcp] [-p PORT] [-n tcp|tcp6]\n"
 		"          [-A none|sys] [-t SECONDS] [-o OPS] [-s SIZES] [-c COUNT]\n"
 		"          [-R CYCLES] [-N HANDLES] [-P PROG] [-b [-u] [-l]] [-q] [-k] [-H]\n"
-		"          [-F N] [-T N]\n"
+		"          [-F N] [-T N] [-w MS]\n"
 		"  -h HOST   server name or address (default localhost)\n"
 		"  -m MODE   create: clnt_create, tp: clnt_tp_create (both via rpcbind),\n"
 		"            tli: clnt_tli_create, tcp: clnttcp_create (both need -p)\n"
@@ -58,6 +58,8 @@ usage(void)
 		"            times at once (null and echo only; each echo checked\n"
 		"            against the pattern of its own thread); with -b the table\n"
 		"            counts all threads over the run's wall time\n"
+		"  -w MS     wait MS milliseconds before each call but the first, as a\n"
+		"            program that calls now and then (not with -T)\n"
 		"exit status: 0 verified, 1 RPC error, 2 reply mismatch, 64 usage\n",
 		progname, RPCTEST_PROG);
 	exit(EX_USAGE);
@@ -181,7 +183,7 @@ parse_options(struct options *o, int argc, char **argv)
 	parse_ops(o, "null,echo,sink,source,mixed");
 	parse_sizes(o, "0,1,100,1000,4K,64K,1M,1M+3");
 
-	while ((opt = getopt(argc, argv, "h:m:p:n:A:t:o:s:c:R:N:P:bulqkHF:T:")) != -1) {
+	while ((opt = getopt(argc, argv, "h:m:p:n:A:t:o:s:c:R:N:P:bulqkHF:T:w:")) != -1) {
 		switch (opt) {
 		case 'h':
 			o->host = optarg;
@@ -261,6 +263,9 @@ parse_options(struct options *o, int argc, char **argv)
 		case 'F':
 			o->forks = (unsigned int)parse_number(optarg, 1, 100);
 			break;
+		case 'w':
+			o->pause_ms = (unsigned int)parse_number(optarg, 0, 3600000);
+			break;
 		default:
 			usage();
 		}
@@ -273,4 +278,6 @@ parse_options(struct options *o, int argc, char **argv)
 		usage_error("-m create and -m tp ask rpcbind for the port; no", "-p");
 	if (o->mode == CM_TCP && strcmp(o->netid, "tcp") != 0)
 		usage_error("-m tcp (clnttcp_create) is IPv4 only; netid", o->netid);
+	if (o->pause_ms && o->threads > 1)
+		usage_error("-w pauses one thread's calls; not with", "-T");
 }
