@@ -15,7 +15,8 @@
  * shim_stats_conn moves every slot after the first (version 2: the
  * chunk and remote invalidation counters; version 3: the registered
  * memory of the process, and room for 2048 transports; version 4: the
- * RPC-over-RDMA version of a connection and the messages it dropped).
+ * RPC-over-RDMA version of a connection and the messages it dropped;
+ * version 5: its polling windows missed and skipped).
  */
 #ifndef COMMON_STATS_FILE_H
 #define COMMON_STATS_FILE_H
@@ -23,7 +24,7 @@
 #include <stdint.h>
 
 #define SHIM_STATS_MAGIC 0x5453534d41445052ull	/* "RPDAMSST" */
-#define SHIM_STATS_VERSION 4
+#define SHIM_STATS_VERSION 5
 #define SHIM_STATS_SLOTS 2048
 #define SHIM_STATS_REASONS 16
 #define SHIM_STATS_PREFIX "rpcrdma-shim."	/* + "<uid>.<pid>" */
@@ -102,6 +103,12 @@ struct shim_stats_conn {
 	uint32_t pad2;
 	/* Messages dropped unanswered: the wrong direction (s3.2, s4.2.2). */
 	uint64_t dropped;
+	/*
+	 * RDMA: waits that polled for poll_us in vain (then slept), and
+	 * waits that slept at once because the last ones had (ep.h).
+	 */
+	uint64_t poll_missed;
+	uint64_t poll_skipped;
 };
 
 struct shim_stats_file {

@@ -149,7 +149,9 @@ json_transport(const struct shim_stats_conn *s, bool more)
 	json_u64("write_chunk_bytes", s->write_chunk_bytes, true);
 	json_u64("reply_chunk_bytes", s->reply_chunk_bytes, true);
 	json_u64("send_inv", s->send_inv, true);
-	json_u64("dropped", s->dropped, false);
+	json_u64("dropped", s->dropped, true);
+	json_u64("poll_missed", s->poll_missed, true);
+	json_u64("poll_skipped", s->poll_skipped, false);
 	printf("        }%s\n", more ? "," : "");
 }
 

@@ -150,10 +150,12 @@ detail_text(const struct shim_stats_conn *s)
 	return fmt("inline=%" PRIu32 "/%" PRIu32 " credits=%" PRIu32
 		   " R=%u pdata=%s long=%" PRIu64 "/%" PRIu64
 		   " rdma_errors=%" PRIu64 " read_chunk=%s write_chunk=%s"
-		   " reply_chunk=%s send_inv=%" PRIu64 " vers=%s dropped=%" PRIu64,
+		   " reply_chunk=%s send_inv=%" PRIu64 " vers=%s dropped=%" PRIu64
+		   " poll=%" PRIu64 "/%" PRIu64,
 		   call, reply, s->credits, s->rinv ? 1u : 0u,
 		   s->peer_pdata ? "yes" : "no", s->long_out, s->long_in,
-		   s->rdma_errors, rd, wr, rp, s->send_inv, vers, s->dropped);
+		   s->rdma_errors, rd, wr, rp, s->send_inv, vers, s->dropped,
+		   s->poll_missed, s->poll_skipped);
 }
 
 void

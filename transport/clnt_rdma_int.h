@@ -156,6 +156,7 @@ struct ct_rdma {
 	const struct ct_cond *ct_poller_cond;
 	struct ct_waiter *ct_waiters;
 	unsigned int ct_poll_us;	/* busy polling before a sleep */
+	struct ep_spin_hist ct_spin;	/* whether polling pays (the poller's) */
 	uint64_t ct_id;			/* tells CLIENTs apart for clnt_geterr */
 
 	struct ep *ct_ep;

@@ -16,7 +16,10 @@
  * waiters it satisfies, the poller through ep_interrupt().
  *
  * A CLIENT nobody calls polls nothing: polling happens only inside a
- * wait, for at most ct_poll_us between two completions.
+ * wait, for at most ct_poll_us between two completions.  Nor does one
+ * whose replies come later than that (a slow procedure): after a few
+ * windows polled in vain its waits sleep at once, polling again now and
+ * then to look (ep_spin_wanted()).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -104,7 +107,8 @@ poller_leave(struct ct_rdma *ct)
 
 /*
  * Busy polling, without ct_lock: up to ct_poll_us (and never past the
- * deadline), until completions come or another thread interrupts.
+ * deadline), until completions come or another thread interrupts; not at
+ * all while the last windows ended without any.
  */
 static int
 spin(struct ct_rdma *ct, struct ibv_wc *wc, int64_t deadline, bool *kicked)
@@ -116,6 +120,10 @@ spin(struct ct_rdma *ct, struct ibv_wc *wc, int64_t deadline, bool *kicked)
 
 	if (!ct->ct_poll_us)
 		return 0;
+	if (!ep_spin_wanted(&ct->ct_spin)) {
+		SHIM_STATS_ADD(ct->ct_stats, poll_skipped, 1);
+		return 0;
+	}
 	/* The clock is first read after a few polls: most replies come sooner. */
 	until = 0;
 	for (i = 1;; i++) {
@@ -128,10 +136,26 @@ spin(struct ct_rdma *ct, struct ibv_wc *wc, int64_t deadline, bool *kicked)
 		}
 		if (i % CT_SPIN_CLOCK == 0 &&
 		    (ep_spin_over(&until, ct->ct_poll_us) ||
-		     until > deadline * 1000))
+		     until > deadline * 1000)) {
+			ep_spin_miss(&ct->ct_spin);
+			SHIM_STATS_ADD(ct->ct_stats, poll_missed, 1);
 			return 0;
+		}
 		ep_relax();
 	}
+}
+
+/* Whether a message of the peer is among the completions. */
+static bool
+has_receive(const struct ibv_wc *wc, int n)
+{
+	int k;
+
+	for (k = 0; k < n; k++)
+		if (wc[k].status == IBV_WC_SUCCESS &&
+		    EP_WRID_KIND(wc[k].wr_id) == EP_WR_RECV)
+			return true;
+	return false;
 }
 
 /*
@@ -152,26 +176,34 @@ sleep_channels(struct ct_rdma *ct, int64_t deadline)
 /*
  * One round of the poller: the completions there, else busy polling,
  * else arming and sleeping, all without ct_lock; then the completions
- * handled under it and the waiters they satisfy woken.
+ * handled under it and the waiters they satisfy woken.  *slept: the
+ * wait's round before slept (its completions may have come meanwhile);
+ * set to whether this one did.
  */
 static int
-poll_round(struct ct_rdma *ct, int64_t deadline)
+poll_round(struct ct_rdma *ct, int64_t deadline, bool *slept)
 {
 	struct ep *ep = ct->ct_ep;
 	struct ibv_wc wc[CT_POLL_BATCH];
 	int n, k, ret = 0, err;
-	bool kicked = false;
+	bool kicked = false, after_sleep = *slept;
 
+	*slept = false;
 	ct->ct_poller_asleep = true;
 	pthread_mutex_unlock(&ct->ct_lock);
 	n = ep_poll_busy(ep, wc, CT_POLL_BATCH);
 	if (n == 0)
 		n = spin(ct, wc, deadline, &kicked);
+	/* A reply found by polling, not one a sleep waited for: it pays. */
+	if (n > 0 && !after_sleep && has_receive(wc, n))
+		ep_spin_hit(&ct->ct_spin);
 	if (n == 0 && !kicked) {
 		/* Arm, then poll once more: nothing can slip in between. */
 		n = ep_poll(ep, wc, CT_POLL_BATCH);
-		if (n == 0)
+		if (n == 0) {
 			ret = sleep_channels(ct, deadline);
+			*slept = true;
+		}
 	}
 	pthread_mutex_lock(&ct->ct_lock);
 	ct->ct_poller_asleep = false;
@@ -227,7 +259,7 @@ int
 ct_wait(struct ct_rdma *ct, struct ct_cond *cond, int64_t deadline)
 {
 	struct ct_waiter w = { .cv = thread_cv(), .cond = cond };
-	bool poller = false;
+	bool poller = false, slept = false;
 	int ret = 0;
 
 	for (;;) {
@@ -246,7 +278,7 @@ ct_wait(struct ct_rdma *ct, struct ct_cond *cond, int64_t deadline)
 			ct->ct_poller_cond = cond;
 			poller = true;
 		}
-		ret = poller ? poll_round(ct, deadline) :
+		ret = poller ? poll_round(ct, deadline, &slept) :
 			       sleep_cv(ct, &w, deadline);
 	}
 	if (poller)

@@ -323,6 +323,51 @@ int64_t ep_coarse_ms(void);
 int64_t ep_deadline_ms(int64_t ms);
 
 /*
+ * Whether a wait's busy poll pays, from how the last ones ended: a
+ * window (poll_us) that ended without the message waited for (a reply, a
+ * client's next call) cost its CPU time for nothing.  After
+ * EP_SPIN_MISSES such windows in a row, waits sleep at once (a slow
+ * procedure, a client that calls now and then), and every EP_SPIN_PROBE-th
+ * of them polls to look again; a message a poll finds makes every wait
+ * poll again.  Each waiter keeps its own (a CLIENT, a server connection).
+ */
+#define EP_SPIN_MISSES 16
+#define EP_SPIN_PROBE 8
+
+struct ep_spin_hist {
+	uint8_t misses;		/* windows in a row without the message */
+	uint8_t skipped;	/* waits that slept at once since the last probe */
+};
+
+/* Whether this wait polls; false when it sleeps at once. */
+static inline bool
+ep_spin_wanted(struct ep_spin_hist *h)
+{
+	if (h->misses < EP_SPIN_MISSES)
+		return true;
+	if (++h->skipped < EP_SPIN_PROBE)
+		return false;
+	h->skipped = 0;
+	return true;
+}
+
+/* A poll found the message waited for. */
+static inline void
+ep_spin_hit(struct ep_spin_hist *h)
+{
+	h->misses = 0;
+	h->skipped = 0;
+}
+
+/* A window ended without it. */
+static inline void
+ep_spin_miss(struct ep_spin_hist *h)
+{
+	if (h->misses < EP_SPIN_MISSES)
+		h->misses++;
+}
+
+/*
  * A bounded busy poll's clock: the first look sets *until (0 before) to
  * us from now and says false; later ones say whether it has passed.
  */

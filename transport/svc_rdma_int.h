@@ -199,6 +199,7 @@ struct svc_rdma_conn {
 	 * reply until then (ms; 0: does not wait).
 	 */
 	int64_t hold_until;
+	struct ep_spin_hist spin;	/* whether polling for it pays */
 	struct rpcrdma_hdr hdr;		/* its transport header */
 	struct ulb_call ulb;		/* what its binding says (ulb.h) */
 	uint8_t *callbuf;		/* an inline or rebuilt call */

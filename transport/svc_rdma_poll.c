@@ -15,7 +15,10 @@
  * connection, a listener); and not while a call waits for its reply from
  * a worker thread (it would wait for sc->lock).  A connection idle for
  * longer than poll_us costs nothing: its completion channel, armed when
- * the turn ends (sc_turn), wakes the loop for its next call.
+ * the turn ends (sc_turn), wakes the loop for its next call.  Nor does
+ * one whose client calls less often than that: after a few windows
+ * polled in vain it stops polling, and looks again now and then
+ * (ep_spin_wanted()).
  */
 #include <errno.h>
 #include <poll.h>
@@ -59,7 +62,13 @@ sc_poll_next(struct svc_rdma_conn *sc, bool alone)
 	unsigned int i;
 	int n;
 
-	if (!us || (!alone && sc_others_ready(sc)))
+	if (!us)
+		return false;
+	if (!ep_spin_wanted(&sc->spin)) {
+		SHIM_STATS_ADD(sc->stats, poll_skipped, 1);
+		return false;
+	}
+	if (!alone && sc_others_ready(sc))
 		return false;
 	/* The clock is first read after a few polls: most calls come sooner. */
 	until = 0;
@@ -72,12 +81,17 @@ sc_poll_next(struct svc_rdma_conn *sc, bool alone)
 		if (n > 0) {
 			/* Sends completing, or the call: the ring says. */
 			sc_completions(sc, wc, n);
-			if (sc->rq_count)
+			if (sc->rq_count) {
+				ep_spin_hit(&sc->spin);
 				return true;
+			}
 			continue;
 		}
-		if (i % SC_SPIN_CLOCK == 0 && ep_spin_over(&until, us))
+		if (i % SC_SPIN_CLOCK == 0 && ep_spin_over(&until, us)) {
+			ep_spin_miss(&sc->spin);
+			SHIM_STATS_ADD(sc->stats, poll_missed, 1);
 			break;
+		}
 		ep_relax();
 	}
 	return false;

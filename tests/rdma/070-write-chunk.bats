@@ -136,8 +136,8 @@ assert_moved() {
 	# The table says the same, in K.
 	run --separate-stderr "$RPCRDMA_TEST_STAT" -p "$SERVER_PID" -p "$CLIENT_PID"
 	assert_success
-	assert_line --regexp "^ *$CLIENT_PID +rpctest-client +client +RDMA .* R=1 .* read_chunk=320K write_chunk=64K reply_chunk=256K send_inv=8 vers=2 dropped=0$"
-	assert_line --regexp "^ *$SERVER_PID +rpctest-server +server +RDMA .* R=1 .* read_chunk=320K write_chunk=64K reply_chunk=256K send_inv=8 vers=2 dropped=0$"
+	assert_line --regexp "^ *$CLIENT_PID +rpctest-client +client +RDMA .* R=1 .* read_chunk=320K write_chunk=64K reply_chunk=256K send_inv=8 vers=2 dropped=0 poll=[0-9]+/[0-9]+$"
+	assert_line --regexp "^ *$SERVER_PID +rpctest-server +server +RDMA .* R=1 .* read_chunk=320K write_chunk=64K reply_chunk=256K send_inv=8 vers=2 dropped=0 poll=[0-9]+/[0-9]+$"
 }
 
 @test "rpcrdma-stat: inline calls and replies move nothing through chunks; send_inv follows remote_invalidate" {
@@ -188,6 +188,6 @@ assert_moved() {
 
 	run --separate-stderr "$RPCRDMA_TEST_STAT" -p "$a" -p "$b"
 	assert_success
-	assert_line --regexp "^ *$a +rpctest-client +client +RDMA .* R=1 .* read_chunk=0 write_chunk=0 reply_chunk=0 send_inv=10 vers=2 dropped=0$"
-	assert_line --regexp "^ *$b +rpctest-client +client +RDMA .* R=0 .* read_chunk=0 write_chunk=0 reply_chunk=0 send_inv=0 vers=2 dropped=0$"
+	assert_line --regexp "^ *$a +rpctest-client +client +RDMA .* R=1 .* read_chunk=0 write_chunk=0 reply_chunk=0 send_inv=10 vers=2 dropped=0 poll=[0-9]+/[0-9]+$"
+	assert_line --regexp "^ *$b +rpctest-client +client +RDMA .* R=0 .* read_chunk=0 write_chunk=0 reply_chunk=0 send_inv=0 vers=2 dropped=0 poll=[0-9]+/[0-9]+$"
 }

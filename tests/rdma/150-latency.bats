@@ -8,6 +8,7 @@
 # nothing here depends on how fast the emulator is.
 
 load ../helpers
+load ../tools
 
 # Clock ticks an idle program may use in 3 s: one at a boundary.
 # ThreadSanitizer's runtime wakes a thread of its own ten times a second
@@ -17,6 +18,8 @@ load ../helpers
 
 setup() {
 	require_build
+	require_tools
+	require_jq
 	require_rdma_device
 	require_env RXE_ADDR
 	ADDR=$RXE_ADDR
@@ -89,4 +92,62 @@ cpu_ticks() {
 	# that went on would take about 300.
 	((c1 - c0 <= IDLE_TICKS_MAX)) || fail "the idle client used $((c1 - c0)) ticks in 3 s"
 	((s1 - s0 <= IDLE_TICKS_MAX)) || fail "the idle server used $((s1 - s0)) ticks in 3 s"
+}
+
+# poll_counts PID ROLE [PEER-PORT]: "missed skipped" of the client of PID,
+# or of its server connection from PEER-PORT: waits that polled poll_us in
+# vain, and waits that slept at once.
+poll_counts() {
+	"$RPCRDMA_TEST_STAT" -j -p "$1" 2>/dev/null | jq -r --arg role "$2" --argjson port "${3:-0}" '
+		.processes[].transports[]
+		| select(.role == $role and ($role == "client" or .peer.port == $port))
+		| "\(.poll_missed) \(.poll_skipped)"'
+}
+
+# client_port: the local port of the background client's RDMA connection.
+client_port() {
+	"$RPCRDMA_TEST_STAT" -j -p "$CLIENT_PID" |
+		jq -r '.processes[].transports[] | select(.role == "client") | .local.port'
+}
+
+@test "waits stop polling while replies or calls come later than poll_us, and poll while they come sooner" {
+	local missed skipped cport
+	# Replies 20 ms after the dispatch (a worker thread answers): after
+	# 16 windows in vain (EP_SPIN_MISSES), the client's waits sleep at
+	# once but for every eighth (EP_SPIN_PROBE), which looks again.
+	start_server --shim -m tli -a "$ADDR" -p "$PORT" -T 1,20
+	start_client_bg --rdma -m tli -h "$ADDR" -p "$PORT" -o null -c 40 -H
+	await_holding 40
+	read -r missed skipped < <(poll_counts "$CLIENT_PID" client)
+	((missed >= 16 && missed <= 26 && skipped >= 14)) ||
+		fail "slow replies: the client polled $missed windows in vain and skipped $skipped"
+	stop_client_bg
+
+	# A client that calls every 20 ms: its server connection stops
+	# polling for the next call the same way.
+	local port2
+	port2=$(free_port)
+	start_server --shim -m tli -a "$ADDR" -p "$port2"
+	start_client_bg --rdma -m tli -h "$ADDR" -p "$port2" -o null -c 40 -w 20 -H
+	await_holding 40
+	cport=$(client_port)
+	read -r missed skipped < <(poll_counts "$SERVER_PID" server "$cport")
+	((missed >= 16 && missed <= 26 && skipped >= 14)) ||
+		fail "a client calling every 20 ms: its connection polled $missed windows in vain and skipped $skipped"
+	stop_client_bg
+
+	# Calls one after the other: the replies and calls are found by
+	# polling, and hardly a wait sleeps at once.  A window of 5 ms, so
+	# that no call is slower than that, sanitizers and emulator included.
+	local port3
+	port3=$(free_port)
+	start_server --shim --env RPCRDMA_SHIM_POLL_US=5000 -m tli -a "$ADDR" -p "$port3"
+	start_client_bg --rdma --env RPCRDMA_SHIM_POLL_US=5000 -m tli -h "$ADDR" -p "$port3" \
+		-o null -c 400 -H
+	await_holding 400
+	cport=$(client_port)
+	read -r missed skipped < <(poll_counts "$CLIENT_PID" client)
+	((skipped <= 40)) || fail "back-to-back calls: the client skipped $skipped of 400 polls ($missed in vain)"
+	read -r missed skipped < <(poll_counts "$SERVER_PID" server "$cport")
+	((skipped <= 40)) || fail "back-to-back calls: the server skipped $skipped of 400 polls ($missed in vain)"
 }

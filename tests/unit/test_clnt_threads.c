@@ -393,6 +393,48 @@ test_polling(void)
 }
 
 /*
+ * A CLIENT whose replies come later than poll_us stops polling after
+ * EP_SPIN_MISSES windows in vain, looks again every EP_SPIN_PROBE-th
+ * wait, and polls again once a reply is found by polling.
+ */
+static void
+test_polling_adapts(void)
+{
+	unsigned int polls, i, polled = 0;
+	struct ct_rdma *ct;
+	CLIENT *cl;
+
+	poll_us = 2000;
+	cl = make_client(4, 4096);
+	ct = ct_of(cl);
+	srv.credits = 4;
+	srv.mode = SRV_HOLD;
+	for (i = 0; i < EP_SPIN_MISSES; i++) {
+		polls = fake_busy_polls;
+		CHECK_EQ_U(null_call(cl, 30), RPC_TIMEDOUT, "an unanswered call (%u)", i);
+		CHECK(fake_busy_polls - polls >= 20, "... polled its window (%u polls)",
+		      fake_busy_polls - polls);
+	}
+	CHECK_EQ_U(ct->ct_spin.misses, EP_SPIN_MISSES, "that many windows in vain");
+	for (i = 0; i < 2 * EP_SPIN_PROBE; i++) {
+		polls = fake_busy_polls;
+		CHECK_EQ_U(null_call(cl, 30), RPC_TIMEDOUT, "an unanswered call, asleep");
+		polled += fake_busy_polls - polls >= 20;
+	}
+	CHECK_EQ_U(polled, 2, "then one wait in EP_SPIN_PROBE polled");
+	srv.mode = SRV_REPLY;
+	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "an answered call");
+	CHECK_EQ_U(ct->ct_spin.misses, 0, "its reply was found by polling");
+	srv.mode = SRV_HOLD;
+	polls = fake_busy_polls;
+	CHECK_EQ_U(null_call(cl, 30), RPC_TIMEDOUT, "an unanswered call");
+	CHECK(fake_busy_polls - polls >= 20, "polled its window again (%u polls)",
+	      fake_busy_polls - polls);
+	destroy_client(cl);
+	poll_us = 0;
+}
+
+/*
  * Pool memory for one call at a time (a small memory-lock limit): a
  * thread refused buffers while another thread's call holds its own gives
  * back what it got and waits for that call to return, instead of failing
@@ -490,6 +532,7 @@ main(void)
 	test_concurrent_renew();
 	test_renew_others_go_on();
 	test_polling();
+	test_polling_adapts();
 	test_memory_for_one_call();
 	test_concurrent_first_calls();
 	return check_done();
