@@ -48,6 +48,26 @@ await_holding() {
 		fail "the client ended before holding: $(cat "$CLIENT_LOG")"
 }
 
+# st_fields PID ROLE PEER-PORT FIELD...: those fields of rpcrdma-stat -j,
+# on one line, of the client of process PID (ROLE client; PEER-PORT is
+# not looked at) or of its server connection from PEER-PORT.
+st_fields() {
+	local pid=$1 role=$2 port=$3
+	shift 3
+	"$RPCRDMA_TEST_STAT" -j -p "$pid" 2>/dev/null |
+		jq -r --arg role "$role" --argjson port "$port" '
+			.processes[].transports[]
+			| select(.role == $role and ($role == "client" or .peer.port == $port))
+			| [.[$ARGS.positional[]]] | map(tostring) | join(" ")' --args "$@"
+}
+
+# client_port PID: the local port of the RDMA connection of the client of
+# process PID.
+client_port() {
+	"$RPCRDMA_TEST_STAT" -j -p "$1" |
+		jq -r '.processes[].transports[] | select(.role == "client") | .local.port'
+}
+
 # stop_client_bg: SIGTERM the background client (-H holds until then).
 stop_client_bg() {
 	_stop_pid "$CLIENT_PID" || fail "the client did not stop on SIGTERM"

@@ -63,10 +63,7 @@ setup() {
 # chunk_counters PID ROLE [PEER-PORT]: "read write reply send_inv" of the
 # client of PID, or of its server connection from PEER-PORT.
 chunk_counters() {
-	"$RPCRDMA_TEST_STAT" -j -p "$1" 2>/dev/null | jq -r --arg role "$2" --argjson port "${3:-0}" '
-		.processes[].transports[]
-		| select(.role == $role and ($role == "client" or .peer.port == $port))
-		| "\(.read_chunk_bytes) \(.write_chunk_bytes) \(.reply_chunk_bytes) \(.send_inv)"'
+	st_fields "$1" "$2" "${3:-0}" read_chunk_bytes write_chunk_bytes reply_chunk_bytes send_inv
 }
 
 _counters_are() {
@@ -79,7 +76,7 @@ _counters_are() {
 server_caught_up() {
 	local c cport
 	c=$(chunk_counters "$1" client)
-	cport=$("$RPCRDMA_TEST_STAT" -j -p "$1" | jq -r '.processes[].transports[] | select(.role == "client") | .local.port')
+	cport=$(client_port "$1")
 	[[ -n $c && -n $cport ]] || fail "no client transport of process $1 in rpcrdma-stat"
 	wait_until -q 30 "the server's counters" _counters_are "$cport" "$c" ||
 		fail "the server's connection from port $cport shows '$(chunk_counters "$SERVER_PID" server "$cport")', the client (read write reply send_inv) '$c'"

@@ -98,16 +98,7 @@ cpu_ticks() {
 # or of its server connection from PEER-PORT: waits that polled poll_us in
 # vain, and waits that slept at once.
 poll_counts() {
-	"$RPCRDMA_TEST_STAT" -j -p "$1" 2>/dev/null | jq -r --arg role "$2" --argjson port "${3:-0}" '
-		.processes[].transports[]
-		| select(.role == $role and ($role == "client" or .peer.port == $port))
-		| "\(.poll_missed) \(.poll_skipped)"'
-}
-
-# client_port: the local port of the background client's RDMA connection.
-client_port() {
-	"$RPCRDMA_TEST_STAT" -j -p "$CLIENT_PID" |
-		jq -r '.processes[].transports[] | select(.role == "client") | .local.port'
+	st_fields "$1" "$2" "${3:-0}" poll_missed poll_skipped
 }
 
 @test "waits stop polling while replies or calls come later than poll_us, and poll while they come sooner" {
@@ -130,7 +121,7 @@ client_port() {
 	start_server --shim -m tli -a "$ADDR" -p "$port2"
 	start_client_bg --rdma -m tli -h "$ADDR" -p "$port2" -o null -c 40 -w 20 -H
 	await_holding 40
-	cport=$(client_port)
+	cport=$(client_port "$CLIENT_PID")
 	read -r missed skipped < <(poll_counts "$SERVER_PID" server "$cport")
 	((missed >= 16 && missed <= 26 && skipped >= 14)) ||
 		fail "a client calling every 20 ms: its connection polled $missed windows in vain and skipped $skipped"
@@ -145,7 +136,7 @@ client_port() {
 	start_client_bg --rdma --env RPCRDMA_SHIM_POLL_US=5000 -m tli -h "$ADDR" -p "$port3" \
 		-o null -c 400 -H
 	await_holding 400
-	cport=$(client_port)
+	cport=$(client_port "$CLIENT_PID")
 	read -r missed skipped < <(poll_counts "$CLIENT_PID" client)
 	((skipped <= 40)) || fail "back-to-back calls: the client skipped $skipped of 400 polls ($missed in vain)"
 	read -r missed skipped < <(poll_counts "$SERVER_PID" server "$cport")
