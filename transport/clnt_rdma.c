@@ -121,7 +121,8 @@ ct_await_reply(struct ct_rdma *ct, unsigned int s, uint32_t xid,
 	(void)xid;
 	if (ct_wait_reply(ct, s, deadline)) {
 		st = ct_wait_failed(ct);
-		ct_v2_unanswered(ct, slot);
+		if (!slot->unsent)
+			ct_v2_unanswered(ct, slot);
 		if (st == RPC_TIMEDOUT) {
 			ct_orphan(ct, s);
 		} else {
@@ -322,8 +323,19 @@ again:
 	}
 
 	st = ct_await_reply(ct, (unsigned int)s, x_id, deadline);
-	if (st != RPC_SUCCESS)
+	if (st != RPC_SUCCESS) {
+		/*
+		 * A bind ahead of its Send failed: the connection is lost
+		 * and the call never left (ct_bind_failed).  It goes on a new
+		 * connection, as one found lost at the Send, with its XID.
+		 */
+		if (slot->unsent && !renewed) {
+			why_lost = "a call's memory window could not be bound";
+			memset(&ct->ct_error, 0, sizeof(ct->ct_error));
+			goto again;
+		}
 		return st;
+	}
 	slot->resend = false;
 	st = ct_reply_result(cl, ct, slot, x_id, xdr_results, results_ptr,
 			     refreshes, refresh);

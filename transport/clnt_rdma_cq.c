@@ -174,6 +174,8 @@ ct_completion(struct ct_rdma *ct, const struct ibv_wc *wc)
 
 	if (EP_WRID_KIND(wc->wr_id) == EP_WR_LOCAL_INV)
 		ct_inv_done(ct, wc);
+	else if (EP_WRID_KIND(wc->wr_id) == EP_WR_BIND)
+		ct_bind_failed(ct, wc);	/* binds are unsignaled */
 	if (ep_reap_send(ep, wc))
 		return -ep_dead(ep);
 

@@ -122,6 +122,7 @@ struct ct_slot {
 	bool recv_held;		/* a receive is reserved for its reply */
 	uint64_t orphaned;	/* order in which slots became orphans */
 	bool replied;		/* its reply came, into rep */
+	bool unsent;		/* a bind ahead of its Send did not run */
 	struct ct_reply rep;
 	struct rdma_pbuf *callbuf;	/* the call is encoded here */
 	struct rdma_pbuf *replybuf;	/* the Reply chunk */
@@ -274,6 +275,11 @@ bool ct_slot_exposed(const struct ct_slot *slot);
 void ct_slot_recv_put(struct ct_rdma *ct, struct ct_slot *slot);
 /* A local invalidation completed. */
 void ct_inv_done(struct ct_rdma *ct, const struct ibv_wc *wc);
+/*
+ * A bind of a call's chain completed in error: the Send behind it never
+ * ran, and the call is marked unsent.
+ */
+void ct_bind_failed(struct ct_rdma *ct, const struct ibv_wc *wc);
 /*
  * The connection is lost: its queue pair is put in the error state, so
  * that nothing reaches the memory of orphans being fenced, and their

@@ -406,6 +406,44 @@ ct_inv_done(struct ct_rdma *ct, const struct ibv_wc *wc)
 		slot->state = SLOT_FREE;
 }
 
+static const char *
+win_name(unsigned int w)
+{
+	switch (w) {
+	case CT_WIN_READ:
+		return "Read chunk";
+	case CT_WIN_REPLY:
+		return "Reply chunk";
+	default:
+		return "Write chunk";
+	}
+}
+
+/*
+ * A send queue runs its work requests in order: when a bind of a call's
+ * chain failed, or was flushed because the queue pair had failed before
+ * it, the Send behind it never ran.  The connection is lost (the queue
+ * pair is in the error state), the call never left, and it goes on a new
+ * connection (clnt_rdma.c ct_call_once).
+ */
+void
+ct_bind_failed(struct ct_rdma *ct, const struct ibv_wc *wc)
+{
+	uint32_t id = EP_WRID_IDX(wc->wr_id);
+	struct ct_slot *slot;
+
+	if (wc->status == IBV_WC_SUCCESS || id / CT_NWIN >= ct->ct_nslots)
+		return;
+	slot = &ct->ct_slots[id / CT_NWIN];
+	slot->unsent = true;
+	if (wc->status != IBV_WC_WR_FLUSH_ERR)
+		shim_log(SHIM_LOG_INFO,
+			 "client: the %s window of the call in slot %u (key 0x%08x) could not be bound: %s; the call was not sent",
+			 win_name(id % CT_NWIN), id / CT_NWIN,
+			 slot->win[id % CT_NWIN].rkey,
+			 ibv_wc_status_str(wc->status));
+}
+
 void
 ct_fencing_lost(struct ct_rdma *ct)
 {
@@ -536,6 +574,7 @@ ct_get_slot(struct ct_rdma *ct, int64_t deadline)
 		if (s >= 0) {
 			ct->ct_slots[s].state = SLOT_CLAIMED;
 			ct->ct_slots[s].replied = false;
+			ct->ct_slots[s].unsent = false;
 			return s;
 		}
 		/*

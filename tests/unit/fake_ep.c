@@ -489,11 +489,29 @@ ep_post_send(struct ep *ep, uint32_t idx, struct ibv_send_wr *pre,
 	/* rxe replays local operations queued behind a retried request. */
 	if (npre && ep->sq_used)
 		violations++;
+	ep->sq_used += npre + 1;
+	ep->send_nwr[idx] = (uint16_t)(npre + 1);
+	if (npre && srv.bind_fail) {
+		struct ibv_wc bwc = {
+			.wr_id = pre[0].wr_id,
+			.status = IBV_WC_MW_BIND_ERR,
+		};
+
+		srv.bind_fail--;
+		cq_push(ep, &bwc);
+		for (i = 1; i < npre; i++) {
+			bwc.wr_id = pre[i].wr_id;
+			bwc.status = IBV_WC_WR_FLUSH_ERR;
+			cq_push(ep, &bwc);
+		}
+		wc.status = IBV_WC_WR_FLUSH_ERR;
+		cq_push(ep, &wc);
+		fake_unlock();
+		return 0;
+	}
 	for (i = 0; i < npre; i++)
 		if (pre[i].opcode == IBV_WR_BIND_MW)
 			key_bind(pre[i].bind_mw.rkey);
-	ep->sq_used += npre + 1;
-	ep->send_nwr[idx] = (uint16_t)(npre + 1);
 	cq_push(ep, &wc);
 	srv_on_call(ep, sge, nsge);
 	fake_unlock();
@@ -573,6 +591,8 @@ ep_reap_send(struct ep *ep, const struct ibv_wc *wc)
 	if (kind == EP_WR_SEND) {
 		n = ep->send_nwr[idx];
 		ep_put_send(ep, idx);
+	} else if (kind == EP_WR_BIND) {
+		n = 0;	/* unsignaled: the Send retires it */
 	}
 	ep->sq_used -= n;
 	return true;

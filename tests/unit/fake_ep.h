@@ -56,6 +56,12 @@ struct fake_server {
 	 * then flushed (INV_FAIL_FLUSHED) or never completes (INV_FAIL_LOST).
 	 */
 	enum { INV_FAIL_NONE, INV_FAIL_FLUSHED, INV_FAIL_LOST } inv_fail;
+	/*
+	 * The first bind of each of the next bind_fail chains with binds
+	 * fails (IBV_WC_MW_BIND_ERR, as rxe's on a window still bound): the
+	 * queue pair fails, the Send behind it is flushed, never received.
+	 */
+	unsigned int bind_fail;
 	bool backward_call;		/* after each reply: a backward-direction
 					 * call (RDMA_MSG, RPC CALL) granting 1 */
 	/* SRV_REPLY through the call's chunks, as a responder does: */

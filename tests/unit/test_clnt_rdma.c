@@ -550,6 +550,39 @@ test_lost_under_call(void)
 	destroy_client(cl);
 }
 
+/*
+ * A bind ahead of a call's Send fails: the Send never ran, so the call goes
+ * on a new connection, once, with its XID; failing there too, it fails.
+ */
+static void
+test_bind_failed(void)
+{
+	CLIENT *cl = make_client(4, 4096);
+	unsigned int c, connects;
+	uint32_t xid;
+
+	srv.credits = 4;
+	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "a first call");
+	c = srv.calls;
+	xid = srv.xid[c - 1];
+	connects = fake_connects;
+	srv.bind_fail = 1;
+	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "a call whose window bind failed");
+	CHECK_EQ_U(fake_connects, connects + 1, "it went on a new connection");
+	CHECK_EQ_U(srv.calls, c + 1, "the server received it once");
+	CHECK_EQ_U(ntohl(srv.xid[c]), ntohl(xid) - 1, "with the XID it was made with");
+	CHECK(srv.reply_key[c] != 0, "offering its Reply chunk again");
+	CHECK_EQ_U(nbound, 0, "nothing reachable after it");
+
+	srv.bind_fail = 2;
+	CHECK_EQ_U(null_call(cl, 5000), RPC_CANTRECV, "a call whose bind fails on the new connection too");
+	CHECK_EQ_U(fake_connects, connects + 2, "one new connection for it, not more");
+	CHECK_EQ_U(srv.calls, c + 1, "the server received nothing");
+	CHECK_EQ_U(null_call(cl, 5000), RPC_SUCCESS, "the next call, on a new connection");
+	CHECK_EQ_U(srv.calls, c + 2, "received once");
+	destroy_client(cl);
+}
+
 /* A receive that completes in error: the connection goes, its buffer does not. */
 static void
 test_recv_error(void)
@@ -965,6 +998,7 @@ main(void)
 	test_recv_kept_while_decoding();
 	test_fence_lost();
 	test_lost_under_call();
+	test_bind_failed();
 	test_reply_header_kept();
 	test_chunk_counters();
 	test_parents_client();
