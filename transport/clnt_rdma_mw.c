@@ -406,18 +406,11 @@ ct_inv_done(struct ct_rdma *ct, const struct ibv_wc *wc)
 		slot->state = SLOT_FREE;
 }
 
-static const char *
-win_name(unsigned int w)
-{
-	switch (w) {
-	case CT_WIN_READ:
-		return "Read chunk";
-	case CT_WIN_REPLY:
-		return "Reply chunk";
-	default:
-		return "Write chunk";
-	}
-}
+static const char *const win_names[CT_NWIN] = {
+	[CT_WIN_READ] = "Read chunk",
+	[CT_WIN_REPLY] = "Reply chunk",
+	[CT_WIN_WRITE] = "Write chunk",
+};
 
 /*
  * A send queue runs its work requests in order: when a bind of a call's
@@ -439,7 +432,7 @@ ct_bind_failed(struct ct_rdma *ct, const struct ibv_wc *wc)
 	if (wc->status != IBV_WC_WR_FLUSH_ERR)
 		shim_log(SHIM_LOG_INFO,
 			 "client: the %s window of the call in slot %u (key 0x%08x) could not be bound: %s; the call was not sent",
-			 win_name(id % CT_NWIN), id / CT_NWIN,
+			 win_names[id % CT_NWIN], id / CT_NWIN,
 			 slot->win[id % CT_NWIN].rkey,
 			 ibv_wc_status_str(wc->status));
 }
