@@ -31,6 +31,7 @@
 
 #include "auth_none.h"
 #include "clnt_upgrade.h"
+#include "common/forkgen.h"
 
 /*
  * XIDs one call of clnt_vc may take: each of its two refreshes of the
@@ -57,7 +58,7 @@ struct up {
 	unsigned int calls;
 	unsigned int tcp_calls;		/* on the TCP CLIENT now */
 	unsigned int after;
-	pid_t pid;			/* the process that made it */
+	unsigned int gen;		/* fork_gen() of the process that made it */
 	bool timeout_set;
 	struct timeval timeout;
 	CLIENT *last;			/* carried the last call */
@@ -203,7 +204,7 @@ up_pick(struct up *u)
 	 * lock.  What the parent had is read as it was (an RDMA CLIENT of
 	 * the parent fails its calls in the child, as documented).
 	 */
-	if (u->pid != getpid())
+	if (u->gen != fork_gen())
 		return __atomic_load_n(&u->state, __ATOMIC_ACQUIRE) == UP_RDMA &&
 		       u->switched ? u->rdma : u->tcp;
 
@@ -229,7 +230,7 @@ up_pick(struct up *u)
 static void
 up_tcp_done(struct up *u)
 {
-	if (u->pid != getpid())
+	if (u->gen != fork_gen())
 		return;
 	pthread_mutex_lock(&u->lock);
 	u->tcp_calls--;
@@ -242,7 +243,7 @@ up_current(struct up *u)
 {
 	CLIENT *inner;
 
-	if (u->pid != getpid())
+	if (u->gen != fork_gen())
 		return u->switched ? u->rdma : u->tcp;
 	pthread_mutex_lock(&u->lock);
 	inner = u->switched ? u->rdma : u->tcp;
@@ -311,7 +312,7 @@ up_control(CLIENT *cl, u_int request, void *info)
 		return clnt_control(u->tcp, request, info);
 	case CLSET_TIMEOUT:
 		ret = clnt_control(up_current(u), request, info);
-		if (ret && u->pid == getpid()) {
+		if (ret && u->gen == fork_gen()) {
 			pthread_mutex_lock(&u->lock);
 			u->timeout = *(struct timeval *)info;
 			u->timeout_set = true;
@@ -328,7 +329,7 @@ up_destroy(CLIENT *cl)
 {
 	struct up *u = up_of(cl);
 	CLIENT *rdma = NULL;
-	bool forked = u->pid != getpid();
+	bool forked = u->gen != fork_gen();
 
 	if (!forked) {
 		pthread_mutex_lock(&u->lock);
@@ -392,7 +393,7 @@ clnt_upgrade_create(CLIENT *tcp, unsigned int after_calls,
 	u->state = UP_TCP;
 	u->refs = 1;
 	u->after = after_calls;
-	u->pid = getpid();
+	u->gen = fork_gen();
 	u->ops = ops;
 	u->arg = arg;
 

@@ -5,8 +5,8 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
-#include <unistd.h>
 
+#include "common/forkgen.h"
 #include "hooks.h"
 
 struct svc_hook {
@@ -54,7 +54,7 @@ struct clnt_hook {
 	bool lazy;
 	bool owned;
 	unsigned int after;
-	pid_t pid;			/* the process that made it */
+	unsigned int gen;		/* fork_gen() of the process that made it */
 	struct shim_stats_conn *(*adopt)(const struct shim_stats_conn *rec);
 	pthread_mutex_t lock;
 };
@@ -85,7 +85,7 @@ count_lazy(struct clnt_hook *h, enum clnt_stat st)
 {
 	struct shim_stats_conn *s;
 
-	if (getpid() != h->pid) {
+	if (fork_gen() != h->gen) {
 		count(h->stats, st);
 		return;
 	}
@@ -182,7 +182,7 @@ clnt_hook_stats_lazy(CLIENT *cl, struct shim_stats_conn *rec,
 	h->lazy = true;
 	h->owned = true;
 	h->after = after;
-	h->pid = getpid();
+	h->gen = fork_gen();
 	h->adopt = adopt;
 	cl->cl_ops = &h->ops;
 	return 0;

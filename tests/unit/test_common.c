@@ -1,15 +1,18 @@
 /*
- * Unit tests of common/: peer keys and printable addresses, and the
- * bounded "log once per peer" table.
+ * Unit tests of common/: peer keys and printable addresses, the
+ * bounded "log once per peer" table, fork() generations.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "addr_fixture.h"
 #include "check.h"
+#include "common/forkgen.h"
 #include "common/log_once.h"
 #include "common/sockaddr.h"
 
@@ -110,10 +113,41 @@ test_log_once(void)
 	      "an entry refreshed since is kept");
 }
 
+/* A child counts one generation more, its child two; the parent none. */
+static void
+test_fork_gen(void)
+{
+	unsigned int g = fork_gen();
+	int status = -1;
+	pid_t pid;
+
+	CHECK_EQ_U(fork_gen(), g, "no fork, the same generation");
+	pid = fork();
+	if (pid == 0) {
+		pid_t grandchild;
+		int st = -1;
+
+		if (fork_gen() != g + 1)
+			_exit(1);
+		grandchild = fork();
+		if (grandchild == 0)
+			_exit(fork_gen() == g + 2 ? 0 : 2);
+		if (grandchild < 0 || waitpid(grandchild, &st, 0) != grandchild)
+			_exit(3);
+		_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 4);
+	}
+	CHECK(pid > 0 && waitpid(pid, &status, 0) == pid, "the child ran");
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	      "child and grandchild each one generation further (status %d)",
+	      status);
+	CHECK_EQ_U(fork_gen(), g, "the parent's stays");
+}
+
 int
 main(void)
 {
 	test_peer_key();
 	test_log_once();
+	test_fork_gen();
 	return check_done();
 }
