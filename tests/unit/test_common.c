@@ -4,6 +4,7 @@
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/un.h>
@@ -122,6 +123,8 @@ test_fork_gen(void)
 	pid_t pid;
 
 	CHECK_EQ_U(fork_gen(), g, "no fork, the same generation");
+	/* Lines still buffered would be written by the children too. */
+	fflush(stdout);
 	pid = fork();
 	if (pid == 0) {
 		pid_t grandchild;
