@@ -18,8 +18,8 @@ static void
 gen_register(void)
 {
 	/*
-	 * Without the handler every generation reads 0: inherited objects
-	 * then pass for the child's own, as before any fork() was counted.
+	 * Should it fail (no memory), no child is told from its parent:
+	 * what it inherited passes for its own.
 	 */
 	(void)pthread_atfork(NULL, NULL, gen_child);
 }
